@@ -1,0 +1,3 @@
+"""meshlint: a static linter for Kubernetes manifests and Istio sidecar lifecycle hazards."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from meshlint.cli import main
+
+main()

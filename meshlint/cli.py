@@ -1,0 +1,150 @@
+"""The command line (spec §1): `check`, `rules`, `explain`. Exit 0 clean, 1 findings, 2 trouble."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from meshlint import __version__
+from meshlint.findings import Severity
+
+FORMATS = ("text", "json", "sarif", "github", "junit")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"meshlint: error: {message}", err=True)
+    sys.exit(EXIT_TROUBLE)
+
+
+def _guarded(func):
+    """Known errors are one line on stderr and exit 2; anything else too, traceback only on request."""
+
+    def wrapper(*args, **kwargs):
+        from meshlint.config import ConfigError
+        from meshlint.inputs import InputError
+        from meshlint.registry import RegistryError
+
+        try:
+            return func(*args, **kwargs)
+        except (ConfigError, InputError, RegistryError) as err:
+            _fail(str(err))
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except BrokenPipeError:
+            sys.exit(EXIT_TROUBLE)
+        except Exception as err:  # noqa: BLE001 - never a traceback unless MESHLINT_DEBUG=1
+            if os.environ.get("MESHLINT_DEBUG") == "1":
+                traceback.print_exc()
+            _fail(f"internal error: {type(err).__name__}: {err} (set MESHLINT_DEBUG=1 for details)")
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="meshlint")
+def main() -> None:
+    """Static linter for Kubernetes manifests and Istio sidecar lifecycle hazards."""
+
+
+def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Report format (default: text).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: nearest .meshlint.yaml or pyproject.toml).")
+@click.option("--select", multiple=True, help="Only these codes, code prefixes (ML1) or rule names; comma-separated.")
+@click.option("--ignore", multiple=True, help="Leave out these codes, prefixes or names; comma-separated.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Lowest severity that exits 1 (default: warning).")
+@click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.30.")
+@click.option("--istio-version", help="Target Istio version, e.g. 1.24.")
+@click.option("--mesh-config", multiple=True, type=click.Path(), help="Context file read every run (IstioOperator, Helm values, Namespaces...). Repeatable.")
+@click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
+@click.option("--quiet", "-q", is_flag=True, help="Only the findings: no summary, no notes.")
+@_guarded
+def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet):
+    """Lint PATHS (files or directories; "-" reads stdin; default ".")."""
+    from meshlint.config import find_config, load_config
+    from meshlint.engine import run
+    from meshlint.mesh import parse_version
+    from meshlint.registry import load_rules
+    from meshlint.reporters import render
+
+    config = load_config(config_path if config_path else find_config("."))
+    if select:
+        config.select = _csv(select)
+    if ignore:
+        config.ignore = config.ignore + _csv(ignore)
+    if fail_on:
+        config.fail_on = Severity.parse(fail_on)
+    if fmt:
+        config.format = fmt
+    for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
+        if value and parse_version(value) is None:
+            raise click.BadParameter(f"{value!r} is not a version such as 1.30", param_hint=flag)
+    config.kubernetes_version = kubernetes_version or config.kubernetes_version
+    config.istio_version = istio_version or config.istio_version
+
+    report = run(list(paths) or ["."], config, load_rules(), mesh_config)
+
+    if not quiet:
+        for note in report.notes:
+            click.echo(f"meshlint: {note}", err=True)
+    color = (
+        config.format == "text"
+        and not no_color
+        and not output
+        and "NO_COLOR" not in os.environ
+        and sys.stdout.isatty()
+    )
+    text = render(config.format, report, color=color)
+    if quiet and config.format == "text":
+        text = "".join(line + "\n" for line in text.splitlines()[:-1])
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+    failing = any(f.severity >= config.fail_on for f in report.findings)
+    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+@main.command("rules")
+@_guarded
+def rules_command():
+    """List every rule: code, name, default severity, summary."""
+    from meshlint.registry import load_rules
+
+    rules = load_rules()
+    width = max(len(r.name) for r in rules)
+    for r in rules:
+        click.echo(f"{r.code:<6} {r.name:<{width}}  {str(r.severity):<7}  {r.summary}")
+
+
+@main.command()
+@click.argument("rule")
+@_guarded
+def explain(rule):
+    """Explain a rule (by code or name): why, a bad and a good example, how to fix."""
+    from meshlint.registry import load_rules
+
+    for r in load_rules():
+        if rule in (r.code, r.name) or rule.upper() == r.code:
+            click.echo(f"{r.code} {r.name} (default severity: {r.severity})\n")
+            click.echo(_dedent(r.doc).strip() + "\n")
+            return
+    _fail(f"unknown rule {rule!r}; `meshlint rules` lists them")
+
+
+def _dedent(text: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(text)

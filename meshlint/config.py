@@ -1,0 +1,157 @@
+"""The configuration file: found upward from the working directory, validated, merged with the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from meshlint.findings import Severity
+
+CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")
+
+
+class ConfigError(Exception):
+    """An unusable configuration: exit 2 with this one-line message."""
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    base: str = "."
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, Severity] = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    format: str = "text"
+    exclude: tuple[str, ...] = ()
+    kubernetes_version: str | None = None
+    istio_version: str | None = None
+    mesh_context: tuple[str, ...] = ()
+    default_injection: str = "enabled"
+    injected_namespaces: tuple[str, ...] = ()
+    root_namespace: str = "istio-system"
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def find_config(start: str = ".") -> str | None:
+    """The nearest `.meshlint.yaml`/`.yml`, else a `pyproject.toml` with `[tool.meshlint]`, going up."""
+    directory = os.path.abspath(start)
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return candidate
+        pyproject = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(pyproject) and _pyproject_section(pyproject) is not None:
+            return pyproject
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_config(path: str | None) -> Config:
+    if path is None:
+        return Config()
+    raw = _read(path)
+    validate_config(raw, path)
+    return _build(raw, path)
+
+
+def _read(path: str) -> dict:
+    if os.path.basename(path) == "pyproject.toml":
+        section = _pyproject_section(path)
+        return section if section is not None else {}
+    from meshlint.loader import decode, load_text
+
+    try:
+        with open(path, "rb") as handle:
+            text, _ = decode(handle.read())
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read config: {err.strerror or err}") from err
+    loaded = load_text(path, text)
+    if loaded.problems:
+        problem = loaded.problems[0]
+        raise ConfigError(f"{path}:{problem.line}:{problem.column}: invalid YAML: {problem.message}")
+    if not loaded.documents or loaded.documents[0].data is None:
+        return {}
+    data = loaded.documents[0].data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config must be a mapping of settings")
+    return data
+
+
+def _pyproject_section(path: str) -> dict | None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from err
+    section = data.get("tool", {}).get("meshlint")
+    return section if isinstance(section, dict) else None
+
+
+@lru_cache(maxsize=1)
+def config_schema() -> dict:
+    return json.loads(resources.files("meshlint.schemas").joinpath("config.schema.json").read_text("utf-8"))
+
+
+def validate_config(raw: dict, path: str) -> None:
+    import jsonschema  # loaded only when a config file exists
+
+    schema = config_schema()
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        error = errors[0]
+        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(f"{path}: {where}: {_expectation(error)}")
+
+
+def _expectation(error) -> str:
+    schema = error.schema
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(sorted(schema.get("properties", {})))
+        extra = error.message.split("(")[-1].rstrip(")") if "(" in error.message else error.message
+        return f"unknown setting {extra}; expected one of: {allowed}" if allowed else error.message
+    description = schema.get("description")
+    if error.validator == "enum":
+        return f"{error.instance!r} is not allowed; expected one of: {', '.join(map(str, schema['enum']))}"
+    if description:
+        return f"{error.instance!r} is not valid; expected {description}"
+    return error.message
+
+
+def _selectors(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def _build(raw: dict, path: str) -> Config:
+    base = os.path.dirname(os.path.abspath(path))
+    mesh = raw.get("mesh", {})
+    config = Config(path=path, base=base)
+    if "select" in raw:
+        config.select = _selectors(raw["select"])
+    config.ignore = _selectors(raw.get("ignore", ()))
+    config.severity = {k: Severity.parse(v) for k, v in raw.get("severity", {}).items()}
+    config.fail_on = Severity.parse(raw.get("fail-on", "warning"))
+    config.format = raw.get("format", "text")
+    config.exclude = tuple(raw.get("exclude", ()))
+    config.kubernetes_version = raw.get("kubernetes-version")
+    config.istio_version = raw.get("istio-version")
+    config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in mesh.get("context", ()))
+    config.default_injection = mesh.get("default-injection", "enabled")
+    config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
+    config.root_namespace = mesh.get("root-namespace", "istio-system")
+    config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}
+    return config

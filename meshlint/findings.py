@@ -1,0 +1,71 @@
+"""Values that flow out of the rules: positions, severities and findings."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `severity >= fail_on` reads naturally."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        return cls[text.upper()]
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A 1-based place in an input file."""
+
+    path: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ResourceId:
+    kind: str
+    name: str
+    namespace: str
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+
+@dataclass(frozen=True)
+class Issue:
+    """What a rule yields: where, what, how to fix; the engine adds the rule's identity."""
+
+    position: Position
+    message: str
+    help: str
+    severity: Severity | None = None  # None: the rule's configured severity
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    code: str
+    name: str = field(compare=True)
+    severity: Severity = field(compare=True)
+    message: str = field(compare=True)
+    help: str = field(compare=True)
+    resource: ResourceId | None = field(default=None, compare=False)
+
+    @property
+    def position(self) -> Position:
+        return Position(self.path, self.line, self.column)

@@ -1,0 +1,1 @@
+"""meshlint's built-in rules, one module each; registered through the `meshlint.rules` entry points."""

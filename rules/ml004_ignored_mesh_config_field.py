@@ -1,0 +1,89 @@
+"""Mesh config keys that Istio silently ignores: proxy settings outside `defaultConfig`, unknown fields.
+
+## What it does
+Reads the mesh config of an IstioOperator (`spec.meshConfig`), istiod Helm values (`meshConfig`) and
+the `istio` ConfigMap (`data.mesh`). It reports `holdApplicationUntilProxyStarts` and
+`terminationDrainDuration` at the top level of the mesh config, where they are not MeshConfig fields,
+and keys under `defaultConfig` that are not ProxyConfig fields (with the closest known name).
+
+## Why is this bad?
+Istio applies mesh config with unknown fields allowed, so a misplaced or misspelt key is dropped
+without an error. The mesh then runs without the hold or the drain you configured, and every
+workload that relies on it has the startup race or the short drain you meant to remove.
+
+## Example
+```yaml
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata:
+  name: control-plane
+  namespace: istio-system
+spec:
+  meshConfig:
+    holdApplicationUntilProxyStarts: true  # expect: ML004
+    defaultConfig:
+      terminationDrainDuraton: 20s  # expect: ML004
+```
+
+## Use instead
+```yaml
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata:
+  name: control-plane
+  namespace: istio-system
+spec:
+  meshConfig:
+    defaultConfig:
+      holdApplicationUntilProxyStarts: true
+      terminationDrainDuration: 20s
+```
+
+## References
+- istio/api `mesh/v1alpha1/config.proto` (field 53 `termination_drain_duration` is reserved)
+- istio/istio `pkg/config/mesh/mesh.go` (`ApplyMeshConfig` allows unknown fields)
+"""
+
+from __future__ import annotations
+
+from meshlint import proxyconfig
+from meshlint.findings import Issue, Severity
+from meshlint.model import HELM_VALUES
+from meshlint.rule import rule
+
+_PROXY_ONLY = ("holdApplicationUntilProxyStarts", "terminationDrainDuration")
+
+
+@rule(
+    code="ML004",
+    name="ignored-mesh-config-field",
+    severity=Severity.WARNING,
+    scope="resource",
+    kinds=("IstioOperator", HELM_VALUES, "ConfigMap"),
+)
+def check(resource, ctx):
+    source = ctx.mesh.source_for(resource)
+    if source is None or source.mesh_config is None:
+        return
+    for key, node in source.mesh_config.items():
+        name = proxyconfig.camel_case(str(key))
+        if name in _PROXY_ONLY:
+            yield Issue(
+                node.key_pos or node.pos,
+                f"meshConfig.{key} is not a MeshConfig field; Istio ignores it silently",
+                f"move it under meshConfig.defaultConfig.{name}",
+            )
+    default_config = source.mesh_config.get("defaultConfig")
+    for name, node in proxyconfig.normalized_fields(default_config).items():
+        if name in proxyconfig.field_names():
+            continue
+        hint = proxyconfig.suggestion(name)
+        tail = f"; did you mean {hint!r}?" if hint else ""
+        yield Issue(
+            node.key_pos or node.pos,
+            f"defaultConfig.{name} is not a ProxyConfig field; Istio ignores it silently{tail}",
+            f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant",
+        )
+
+
+RULE = check
