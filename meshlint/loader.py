@@ -365,8 +365,8 @@ def _embedded_place(host: Node, lines: list[str]) -> Callable[[int, int], tuple[
                 indent = len(source) - len(source.lstrip(" "))
                 break
         return lambda line, col: (line0 + 1 + line, indent + col + 1)
-    if host.style in ('"', "'"):
-        return lambda line, col: (line0, col0 + 1 + col) if line == 0 else (line0 + line, 1)
-    if host.style is None:
-        return lambda line, col: (line0, col0 + col) if line == 0 else (line0 + line, 1)
-    return lambda line, col: (line0, col0)  # folded: lines do not map one to one
+    if host.style in ('"', "'", None) and "\n" not in (host.text or ""):
+        # One source line: columns map after the opening quote; "past the end" stays on that line.
+        shift = 1 if host.style else 0
+        return lambda line, col: (line0, col0 + shift + col) if line == 0 else (line0, col0)
+    return lambda line, col: (line0, col0)  # folded or multi-line flow: lines do not map one to one

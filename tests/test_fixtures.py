@@ -1,0 +1,29 @@
+"""Every fixture under testdata/<CODE>/ fires exactly where its `# expect:` markers say."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import RULES, TESTDATA, expectations, fixture_run
+
+FIXTURES = sorted(p for d in TESTDATA.iterdir() if d.is_dir() for p in d.iterdir() if not p.name.startswith("."))
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_findings_match_markers(fixture):
+    expected, actual, _ = fixture_run(fixture)
+    assert actual == expected
+
+
+def _marked(fixture, code) -> bool:
+    files = [fixture] if fixture.is_file() else [p for p in fixture.rglob("*") if p.is_file()]
+    return any(e[2] == code for f in files for e in expectations(f, str(f)))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_every_rule_has_fixtures_that_fire_and_stay_silent(rule):
+    folder = TESTDATA / rule.code
+    assert folder.is_dir(), f"testdata/{rule.code}/ is missing"
+    fixtures = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    assert any(_marked(f, rule.code) for f in fixtures), "no fixture fires"
+    assert any(not _marked(f, rule.code) for f in fixtures), "no fixture stays silent"
