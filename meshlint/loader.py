@@ -18,7 +18,7 @@ from meshlint.findings import Position
 
 # Beyond this depth a document is not read (ruamel.yaml's C composer crashes on tens of thousands of
 # levels; no Kubernetes object comes near a few dozen).
-MAX_DEPTH = 500
+MAX_DEPTH = 200
 # Indentation from which block nesting could reach the composer's limit.
 _DEEP_INDENT = re.compile(r"^[ ]{5000}", re.M)
 _DOC_START = re.compile(r"^---(?=\s|$)", re.M)
@@ -228,7 +228,15 @@ class _Converter:
             key = self.convert(key_node, depth + 1)
             if isinstance(key, (dict, list)):
                 continue  # complex keys never occur in Kubernetes objects
+            if not isinstance(key, str):
+                # As sigs.k8s.io/yaml turns YAML into JSON: `on:` or `y:` becomes the key "true".
+                key = ("true" if key else "false") if isinstance(key, bool) else "null" if key is None else str(key)
             kline, kcol = place(key_node.start_mark.line, key_node.start_mark.column)
+            if id(value_node) in self._active:
+                self.problems.append(SyntaxProblem(kline, kcol, "recursive alias: a node contains itself; the inner reference is read as null"))
+                result[key] = None
+                entries[key] = (kline, kcol, kline, kcol, None, None)
+                continue
             if key in entries:
                 first = entries[key][0]
                 self.problems.append(SyntaxProblem(kline, kcol, f"duplicate key {key!r} (first at line {first}); kubectl rejects the object"))

@@ -25,7 +25,7 @@ BATCH_KINDS = frozenset(("Job", "CronJob"))
 
 # Pseudo-kind for an istiod Helm values file, which has no apiVersion or kind of its own.
 HELM_VALUES = "HelmValues"
-HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env"))
+HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion"))
 
 MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "IstioOperator", "ConfigMap", HELM_VALUES))
 

@@ -1,0 +1,151 @@
+"""The loader: positions, YAML 1.1 scalars, and every bad input of spec §8."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from helpers import lint_text
+from meshlint.engine import load_file
+from meshlint.loader import MAX_DEPTH, SyntaxProblem, decode, load_text
+from meshlint.model import resources_of
+
+
+def test_positions_are_one_based_and_kept_beside_the_data():
+    loaded = load_text("f.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n")
+    doc = loaded.documents[0]
+    assert doc.data == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}}
+    name = doc.root.path("metadata", "name")
+    assert (name.pos.line, name.pos.column, name.key_pos.line, name.key_pos.column) == (4, 9, 4, 3)
+
+
+def test_yaml_1_1_scalars_read_as_kubernetes_reads_them():
+    doc = load_text("f.yaml", "a: 0400\nb: yes\nc: off\nd: 0x1F\ne: 1_000\nf: '0400'\ng: 1:30\n").documents[0]
+    assert doc.data == {"a": 256, "b": True, "c": False, "d": 31, "e": 1000, "f": "0400", "g": 90}
+    assert doc.root.get("a").text == "0400"  # as written, for annotation values
+
+
+def test_yaml_1_1_boolean_keys_become_strings_as_in_kubernetes():
+    assert load_text("f.yaml", "y: 1\non: 2\n5: 3\n").documents[0].data == {"true": 2, "5": 3}
+
+
+def test_multi_document_stream_and_kind_list():
+    text = "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: b}\n  - {apiVersion: v1, kind: Namespace, metadata: {name: c}}\n"
+    loaded = load_text("f.yaml", text)
+    kinds = [(r.kind, r.name, r.root.pos.line) for d in loaded.documents for r in resources_of(d)]
+    assert kinds == [("Service", "a", 1), ("Pod", "b", 9), ("Namespace", "c", 12)]
+
+
+def test_json_file(tmp_path):
+    path = tmp_path / "pod.json"
+    path.write_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "j"}}', encoding="utf-8")
+    loaded = load_file(str(path))
+    assert [r.name for d in loaded.documents for r in resources_of(d)] == ["j"]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "---\n---\n", "# only a comment\n", "--- ~\n"])
+def test_empty_files_and_documents_are_quiet(text):
+    loaded = load_text("e.yaml", text)
+    assert loaded.problems == []
+    assert [r for d in loaded.documents for r in resources_of(d)] == []
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "just a string\n", "42\n"])
+def test_non_mapping_documents_are_skipped_and_counted(tmp_path, text):
+    report = lint_text(tmp_path, text)
+    assert report.findings == []
+    assert report.summary.skipped_documents == 1
+
+
+def test_non_utf8_bytes_are_reported_and_the_rest_is_read():
+    text, problem = decode(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caf\xe9\n")
+    assert problem == SyntaxProblem(4, 12, "file is not valid UTF-8 (byte 0xe9); read with replacement characters")
+    assert load_text("f.yaml", text).documents[0].data["metadata"]["name"] == "caf\ufffd"
+
+
+def test_bom_is_accepted():
+    text, problem = decode(b"\xef\xbb\xbfapiVersion: v1\nkind: Pod\n")
+    assert problem is None
+    assert load_text("f.yaml", text).documents[0].data == {"apiVersion": "v1", "kind": "Pod"}
+
+
+def test_utf16_with_bom_is_decoded():
+    text, problem = decode("kind: Pod\n".encode("utf-16"))
+    assert (text, problem) == ("kind: Pod\n", None)
+
+
+def test_tab_indentation_is_ml001_at_the_tab(tmp_path):
+    report = lint_text(tmp_path, "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n")
+    assert [(f.code, f.line, f.column) for f in report.findings] == [("ML001", 4, 1)]
+
+
+def test_a_broken_document_does_not_hide_the_next(tmp_path):
+    text = "a: [1\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations: {sidecar.istio.io/inject: 'false'}\nspec: {}\n"
+    report = lint_text(tmp_path, text)
+    assert [(f.code, f.line) for f in report.findings] == [("ML001", 2), ("ML003", 7)]
+
+
+def test_anchors_aliases_and_merge_keys():
+    doc = load_text("f.yaml", "base: &b {x: 1, z: 2}\nuse:\n  <<: *b\n  z: 3\nlist: &l [1]\nagain: *l\n").documents[0]
+    assert doc.data["use"] == {"x": 1, "z": 3}
+    assert doc.data["again"] is doc.data["list"]
+    assert doc.root.path("use", "x").pos.line == 1  # a merged value keeps the position of its anchor
+
+
+def test_alias_bomb_is_bounded_by_sharing():
+    # Nine levels of nine-fold aliases would expand to 9**9 (387 million) strings if copied.
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i-1}"] * 9) + "]")
+    loaded = load_text("bomb.yaml", "\n".join(lines) + "\n")
+    data = loaded.documents[0].data
+    # Shared, not copied: the whole document holds at most one list object per anchor.
+    assert data["a9"][0] is data["a8"] and data["a9"][8] is data["a8"]
+    assert len(loaded.documents[0].table.seqs) == 10
+
+
+def test_recursive_alias_is_cut_and_reported():
+    loaded = load_text("r.yaml", "a: &x\n  b: *x\n")
+    assert loaded.documents[0].data == {"a": {"b": None}}
+    assert [p.line for p in loaded.problems] == [2]
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 5, 100_000])
+def test_deep_nesting_is_refused_not_crashed(depth):
+    loaded = load_text("deep.yaml", "a: " + "[" * depth + "]" * depth + "\n")
+    assert loaded.documents == []
+    assert [p.message for p in loaded.problems] == [f"document nests more than {MAX_DEPTH} levels deep; not read"]
+
+
+def test_unsafe_tags_are_never_constructed(tmp_path):
+    marker = tmp_path / "pwned"
+    text = f"a: !!python/object/apply:os.system ['touch {marker}']\nb: !!python/name:os.system\n"
+    doc = load_text("u.yaml", text).documents[0]
+    assert not marker.exists()
+    assert doc.data == {"a": [f"touch {marker}"], "b": ""}
+
+
+def test_wrong_types_where_kubernetes_expects_others(tmp_path):
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: odd}\nspec:\n  template:\n    metadata: {}\n"
+        "    spec:\n      terminationGracePeriodSeconds: '30'\n      containers: x\n      initContainers: [1, null]\n"
+    )
+    report = lint_text(tmp_path, text)
+    assert [(f.code, f.line) for f in report.findings] == [("ML101", 6)]
+
+
+def test_helm_template_is_skipped_with_a_note(tmp_path):
+    text = "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n{{ include \"labels\" . | indent 4 }}\n"
+    report = lint_text(tmp_path, text)
+    assert report.findings == []
+    assert report.summary.skipped_files == 1
+    assert report.notes == [f"{tmp_path / 'manifest.yaml'}: skipped: Helm template syntax ({{{{ ... }}}}); render it first: helm template ... | meshlint check -"]
+
+
+def test_huge_file_is_read_in_bounded_time(tmp_path):
+    doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n" + "".join(f"  k{i}: v{i}\n" for i in range(200_000))
+    start = time.process_time()
+    loaded = load_text("big.yaml", doc)
+    assert len(loaded.documents[0].data["data"]) == 200_000
+    assert time.process_time() - start < 60  # a generous bound against hangs, not a benchmark

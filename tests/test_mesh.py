@@ -1,0 +1,191 @@
+"""The mesh context: each precedence rule of the reference, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshlint.loader import load_text
+from meshlint.mesh import MeshContext, MeshOptions, Versions, parse_version
+from meshlint.model import resources_of
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: app, namespace: {namespace}}}
+spec:
+  template:
+    metadata:
+      labels: {labels}
+      annotations: {annotations}
+    spec:
+      containers: [{{name: app, image: app}}]
+"""
+
+
+def context(*texts, istio=None, kubernetes=None, **options):
+    resources = []
+    for n, text in enumerate(texts):
+        for doc in load_text(f"f{n}.yaml", text).documents:
+            resources.extend(resources_of(doc))
+    versions = Versions(parse_version(istio), parse_version(kubernetes))
+    mesh = MeshContext(resources, MeshOptions(versions=versions, **options))
+    workloads = [r for r in resources if r.is_workload]
+    return mesh, (mesh.workload(workloads[0]) if workloads else None)
+
+
+def deployment(namespace="apps", labels="{}", annotations="{}"):
+    return DEPLOYMENT.format(namespace=namespace, labels=labels, annotations=annotations)
+
+
+OPERATOR_HOLD_TRUE = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\nspec:\n  meshConfig:\n    defaultConfig:\n      holdApplicationUntilProxyStarts: true\n"
+HELM_HOLD_TRUE = "global:\n  proxy:\n    holdApplicationUntilProxyStarts: true\n"
+CONFIGMAP_HOLD_TRUE = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |-\n    defaultConfig:\n      holdApplicationUntilProxyStarts: true\n"
+INJECTOR_HOLD_TRUE = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-sidecar-injector}\ndata:\n  values: \'{"global": {"proxy": {"holdApplicationUntilProxyStarts": true}}}\'\n'
+POD_FALSE = "{proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": false}'}"
+POD_TRUE = "{proxy.istio.io/config: 'holdApplicationUntilProxyStarts: true'}"
+
+
+@pytest.mark.parametrize(
+    "mesh_texts, annotations, expected, where",
+    [
+        ((), "{}", False, "default"),
+        ((), POD_TRUE, True, "f0.yaml:8"),
+        ((OPERATOR_HOLD_TRUE,), "{}", True, "f0.yaml:7"),
+        ((OPERATOR_HOLD_TRUE,), POD_FALSE, False, "f1.yaml:8"),  # pod false beats mesh defaultConfig true
+        ((HELM_HOLD_TRUE,), POD_FALSE, True, "f0.yaml:3"),  # ...but not Helm global.proxy (OR)
+        ((CONFIGMAP_HOLD_TRUE,), "{}", True, "f0.yaml:7"),  # data.mesh positions map into the file
+        ((INJECTOR_HOLD_TRUE,), POD_FALSE, True, "f0.yaml:5"),  # data.values JSON of Helm values
+    ],
+)
+def test_hold_precedence(mesh_texts, annotations, expected, where):
+    _, workload = context(*mesh_texts, deployment(annotations=annotations))
+    assert (workload.hold.value, workload.hold.where) == (expected, where)
+
+
+@pytest.mark.parametrize(
+    "namespace_labels, namespace, pod_labels, pod_annotations, sidecar, assumed",
+    [
+        (None, "apps", "{}", "{}", True, True),  # unknown namespace: default-injection
+        (None, "apps", "{sidecar.istio.io/inject: 'false'}", "{}", False, False),
+        (None, "apps", "{}", "{sidecar.istio.io/inject: 'false'}", False, False),  # annotation false still honoured
+        ("{istio-injection: enabled}", "apps", "{}", "{}", True, False),
+        ("{istio-injection: enabled}", "apps", "{sidecar.istio.io/inject: 'false'}", "{}", False, False),
+        ("{istio-injection: disabled}", "apps", "{sidecar.istio.io/inject: 'true'}", "{}", False, False),
+        ("{istio-injection: 'true'}", "apps", "{}", "{}", False, False),  # only "enabled" selects
+        ("{istio.io/rev: canary}", "apps", "{}", "{}", True, False),
+        ("{istio-injection: disabled, istio.io/rev: canary}", "apps", "{}", "{}", False, False),  # istio-injection wins
+        ("{}", "apps", "{sidecar.istio.io/inject: 'true'}", "{}", True, False),  # label opts in
+        ("{}", "apps", "{}", "{sidecar.istio.io/inject: 'true'}", False, False),  # annotation does not
+        ("{}", "apps", "{istio.io/rev: canary}", "{}", True, False),
+        ("{istio.io/dataplane-mode: ambient}", "apps", "{}", "{}", False, False),
+        ("{istio-injection: enabled, istio.io/dataplane-mode: ambient}", "apps", "{}", "{}", True, False),  # sidecar wins
+        (None, "kube-system", "{sidecar.istio.io/inject: 'true'}", "{}", False, False),
+        (None, "apps", "{istio.io/dataplane-mode: ambient}", "{}", False, False),
+    ],
+)
+def test_injection(namespace_labels, namespace, pod_labels, pod_annotations, sidecar, assumed):
+    texts = []
+    if namespace_labels is not None:
+        texts.append(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n  labels: {namespace_labels}\n")
+    _, workload = context(*texts, deployment(namespace, pod_labels, pod_annotations))
+    assert (workload.injection.sidecar, workload.injection.assumed) == (sidecar, assumed)
+
+
+def test_injected_namespaces_and_default_injection_disabled():
+    _, listed = context(deployment("orders"), injected_namespaces=("orders",), default_injection="disabled")
+    _, other = context(deployment("misc"), injected_namespaces=("orders",), default_injection="disabled")
+    assert (listed.injection.sidecar, other.injection.sidecar) == (True, False)
+
+
+def test_host_network_is_never_injected():
+    text = deployment(pod_labels := "{sidecar.istio.io/inject: 'true'}").replace("containers:", "hostNetwork: true\n      containers:")
+    _, workload = context(text)
+    assert workload.injection.sidecar is False
+
+
+OPERATOR_ENV = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\nspec:\n  values:\n    pilot:\n      env:\n        ENABLE_NATIVE_SIDECARS: \"%s\"\n"
+OPERATOR_K8S_ENV = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\nspec:\n  components:\n    pilot:\n      k8s:\n        env:\n          - {name: ENABLE_NATIVE_SIDECARS, value: \"%s\"}\n"
+HELM_FLAT_ENV = "env:\n  ENABLE_NATIVE_SIDECARS: \"%s\"\n"
+COMPAT = "compatibilityVersion: \"1.25\"\n"
+
+
+@pytest.mark.parametrize(
+    "texts, annotations, istio, kubernetes, native",
+    [
+        ((), "{}", None, None, False),  # unknown versions: classic
+        ((), "{sidecar.istio.io/nativeSidecar: 'true'}", None, None, True),
+        ((), "{sidecar.istio.io/nativeSidecar: 'true'}", "1.23", None, False),  # annotation is 1.24+
+        ((OPERATOR_ENV % "true",), "{}", None, None, True),
+        ((OPERATOR_K8S_ENV % "true",), "{}", None, None, True),
+        ((HELM_FLAT_ENV % "true",), "{}", None, None, True),
+        ((OPERATOR_ENV % "true",), "{sidecar.istio.io/nativeSidecar: 'false'}", None, None, False),  # pod beats env
+        ((OPERATOR_ENV % "maybe",), "{}", "1.28", "1.33", False),  # unknown value: disabled
+        ((), "{}", "1.27", "1.33", True),  # auto
+        ((), "{}", "1.27", "1.32", False),
+        ((), "{}", "1.26", "1.33", False),
+        ((COMPAT,), "{}", "1.27", "1.33", False),
+        ((OPERATOR_ENV % "auto",), "{}", "1.28", "1.33", True),
+    ],
+)
+def test_native_sidecar(texts, annotations, istio, kubernetes, native):
+    _, workload = context(*texts, deployment(annotations=annotations), istio=istio, kubernetes=kubernetes)
+    assert workload.native.value is native
+
+
+def test_kube_inject_output_decides_native_and_hold():
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
+        "    - name: istio-proxy\n      image: proxyv2\n      restartPolicy: Always\n"
+        "  containers: [{name: app, image: app}]\n"
+    )
+    _, workload = context(text)
+    assert (workload.injection.sidecar, workload.native.value, workload.hold.value) == (True, True, False)
+
+
+@pytest.mark.parametrize(
+    "mesh_texts, annotations, drain, grace",
+    [
+        ((), "{}", 5.0, 30),
+        (("meshConfig:\n  defaultConfig:\n    terminationDrainDuration: 1m30s\n",), "{}", 90.0, 30),
+        (("meshConfig:\n  defaultConfig:\n    terminationDrainDuration: 1m30s\n",), "{proxy.istio.io/config: '{\"terminationDrainDuration\": \"500ms\"}'}", 0.5, 30),
+        ((), "{proxy.istio.io/config: '{\"terminationDrainDuration\": 20}'}", None, 30),  # invalid: ML002's job
+    ],
+)
+def test_drain_and_grace(mesh_texts, annotations, drain, grace):
+    _, workload = context(*mesh_texts, deployment(annotations=annotations))
+    assert (workload.drain.value, workload.grace_period.value) == (drain, grace)
+
+
+def test_proxy_metadata_merges_by_key():
+    mesh_text = "meshConfig:\n  defaultConfig:\n    proxyMetadata: {A: '1', B: '2'}\n"
+    _, workload = context(mesh_text, deployment(annotations="{proxy.istio.io/config: '{\"proxyMetadata\": {\"B\": \"3\"}}'}"))
+    assert {k: s.value for k, s in workload.proxy_metadata.items()} == {"A": "1", "B": "3"}
+
+
+def test_lifecycle_voids_hold_and_startup_probe_switch():
+    values = "global:\n  proxy:\n    lifecycle: {preStop: {exec: {command: [sleep, '5']}}}\n    startupProbe: {enabled: false}\n"
+    _, workload = context(values, deployment())
+    assert workload.hold_override.where == "f0.yaml:3"
+    assert workload.startup_probe_off.where == "f0.yaml:4"
+
+
+PA = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {{name: p, namespace: {ns}}}\nspec: {spec}\n"
+
+
+@pytest.mark.parametrize(
+    "policies, port, mode",
+    [
+        ((), None, "PERMISSIVE"),
+        ((("istio-system", "{mtls: {mode: STRICT}}"),), None, "STRICT"),
+        ((("istio-system", "{mtls: {mode: STRICT}}"), ("apps", "{mtls: {mode: PERMISSIVE}}")), None, "PERMISSIVE"),
+        ((("apps", "{mtls: {mode: STRICT}}"),), None, "STRICT"),
+        ((("other", "{mtls: {mode: STRICT}}"),), None, "PERMISSIVE"),
+        ((("apps", "{selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}}"),), None, "STRICT"),
+        ((("apps", "{selector: {matchLabels: {app: db}}, mtls: {mode: STRICT}}"),), None, "PERMISSIVE"),
+        ((("apps", "{mtls: {mode: STRICT}}"), ("apps", "{selector: {matchLabels: {app: web}}, mtls: {mode: UNSET}}")), None, "STRICT"),
+        ((("apps", "{selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}, portLevelMtls: {8080: {mode: DISABLE}}}"),), 8080, "DISABLE"),
+    ],
+)
+def test_peer_authentication_scopes(policies, port, mode):
+    texts = [PA.format(ns=ns, spec=spec) for ns, spec in policies]
+    mesh, _ = context(*texts)
+    assert mesh.mtls_mode("apps", {"app": "web"}, port).value == mode
