@@ -44,10 +44,10 @@ def find_config(start: str = ".") -> str | None:
         for name in CONFIG_NAMES:
             candidate = os.path.join(directory, name)
             if os.path.isfile(candidate):
-                return candidate
+                return os.path.relpath(candidate)
         pyproject = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(pyproject) and _pyproject_section(pyproject) is not None:
-            return pyproject
+            return os.path.relpath(pyproject)
         parent = os.path.dirname(directory)
         if parent == directory:
             return None

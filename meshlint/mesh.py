@@ -29,6 +29,7 @@ DATAPLANE_MODE = "istio.io/dataplane-mode"
 ISTIO_PROXY = "istio-proxy"
 DEFAULT_GRACE_SECONDS = 30
 DEFAULT_DRAIN = "5s"
+VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 
 
 @dataclass(frozen=True)
@@ -317,7 +318,7 @@ class MeshContext:
         if versions.istio is not None and versions.kubernetes is not None:
             auto = versions.kubernetes >= Version("1.33")
             return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with Istio {versions.istio} on Kubernetes {versions.kubernetes}")
-        return Setting(False, None, "unknown: no native-sidecar setting and the Istio or Kubernetes version is unknown")
+        return Setting(False, None, VERSIONS_UNKNOWN)
 
     def _hold(self, template: PodTemplate, proxy_config: dict[str, Setting]) -> Setting:
         proxy = _injected_proxy(template)

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 from meshlint.evidence import workload_evidence
 from meshlint.findings import Issue, Severity
-from meshlint.mesh import ISTIO_PROXY
+from meshlint.mesh import ISTIO_PROXY, VERSIONS_UNKNOWN
 from meshlint.model import WORKLOAD_KINDS
 from meshlint.rule import rule
 
@@ -77,7 +77,7 @@ HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdAppl
 
 def native_hint(workload) -> str:
     """How to let native sidecars settle the race, worded by what is known of the versions."""
-    if workload.native.note.startswith("unknown"):
+    if workload.native.note == VERSIONS_UNKNOWN:
         return "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)"
     return "or enable native sidecars (annotation sidecar.istio.io/nativeSidecar: \"true\", Kubernetes 1.29+)"
 

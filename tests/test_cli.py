@@ -1,0 +1,278 @@
+"""The command line as users run it: exit codes, formats, stdin, config, suppressions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import ROOT
+from meshlint.cli import main
+
+SARIF_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+
+RACE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: web:1
+"""
+CLEAN = """apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports: [{port: 80}]
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    (tmp_path / "race.yaml").write_text(RACE)
+    (tmp_path / "clean.yaml").write_text(CLEAN)
+    return tmp_path
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+RACE_TEXT = (
+    "race.yaml:7:5: warning ML101 startup-race: Deployment web can start before its istio-proxy sidecar is ready "
+    "(injection assumed: namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
+    "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
+    "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)\n"
+)
+
+
+def test_text_report_and_exit_code_1(project):
+    result = invoke("check", "race.yaml")
+    assert result.exit_code == 1
+    assert result.output == RACE_TEXT + "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 1 assumed meshed\n"
+
+
+def test_clean_exit_0(project):
+    result = invoke("check", "clean.yaml")
+    assert (result.exit_code, result.output.splitlines()[-1]) == (0, "1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed")
+
+
+@pytest.mark.parametrize("fail_on, code", [("error", 0), ("warning", 1), ("info", 1)])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_exit_code_is_the_same_in_every_format(project, fmt, fail_on, code):
+    assert invoke("check", ".", "--format", fmt, "--fail-on", fail_on).exit_code == code
+
+
+def test_missing_path_is_exit_2_with_one_line(project):
+    result = invoke("check", "nope.yaml")
+    assert result.exit_code == 2
+    assert result.output == "meshlint: error: nope.yaml: no such file or directory\n"
+
+
+def test_stdin(project):
+    result = invoke("check", "-", input=RACE)
+    assert result.exit_code == 1
+    assert result.output.startswith("<stdin>:7:5: warning ML101 startup-race:")
+
+
+def test_json_report(project):
+    result = invoke("check", "race.yaml", "--format", "json")
+    data = json.loads(result.output)
+    head, help_line = RACE_TEXT.splitlines()
+    assert data == {
+        "version": 1,
+        "findings": [
+            {
+                "code": "ML101",
+                "name": "startup-race",
+                "severity": "warning",
+                "path": "race.yaml",
+                "line": 7,
+                "column": 5,
+                "message": head.split("startup-race: ", 1)[1],
+                "help": help_line.split("help: ", 1)[1],
+                "resource": {"kind": "Deployment", "name": "web", "namespace": ""},
+            }
+        ],
+        "summary": {
+            "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
+            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 1,
+        },
+    }
+
+
+@pytest.mark.skipif(not SARIF_SCHEMA.exists(), reason="shared/schemas not beside the checkout")
+def test_sarif_is_valid_and_stable(project):
+    import jsonschema
+
+    first = invoke("check", ".", "--format", "sarif").output
+    second = invoke("check", ".", "--format", "sarif").output
+    assert first == second
+    log = json.loads(first)
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
+    run = log["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]][:2] == ["ML001", "ML002"]
+    result = run["results"][0]
+    assert result["ruleId"] == "ML101" and result["level"] == "warning"
+    assert result["locations"][0]["physicalLocation"] == {"artifactLocation": {"uri": "race.yaml"}, "region": {"startLine": 7, "startColumn": 5}}
+    assert result["partialFingerprints"]["meshlintFinding/v1"]
+
+
+def test_github_annotations(project):
+    line = invoke("check", "race.yaml", "--format", "github").output.splitlines()[0]
+    assert line.startswith("::warning file=race.yaml,line=7,col=5,title=ML101 startup-race::Deployment web can start")
+
+
+def test_junit(project):
+    from xml.etree import ElementTree
+
+    tree = ElementTree.fromstring(invoke("check", ".", "--format", "junit").output)
+    cases = tree.findall(".//testcase")
+    assert [c.get("name") for c in cases] == ["Deployment web ML101 startup-race"]
+    assert cases[0].find("failure") is not None
+
+
+def test_output_file_and_report_on_stdout_only(project):
+    result = invoke("check", ".", "--format", "json", "--output", "out.json")
+    assert result.exit_code == 1 and result.output == ""
+    assert json.loads((project / "out.json").read_text())["findings"][0]["code"] == "ML101"
+
+
+def test_select_ignore_by_code_prefix_and_name(project):
+    assert invoke("check", "race.yaml", "--select", "ML1").exit_code == 1
+    assert invoke("check", "race.yaml", "--ignore", "startup-race").exit_code == 0
+    assert invoke("check", "race.yaml", "--select", "ML0").exit_code == 0
+    result = invoke("check", "race.yaml", "--select", "ML999")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: unknown rule selector 'ML999': not a rule code, code prefix or rule name\n")
+
+
+def test_config_file_found_upward_and_applied(project):
+    (project / ".meshlint.yaml").write_text("severity: {ML101: error}\nfail-on: error\n")
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "race.yaml").write_text(RACE)
+    import os
+
+    os.chdir(sub)
+    result = invoke("check", "race.yaml")
+    assert result.exit_code == 1
+    assert "error ML101" in result.output
+
+
+def test_pyproject_section(project):
+    (project / "pyproject.toml").write_text('[tool.meshlint]\nignore = ["ML101"]\n')
+    assert invoke("check", "race.yaml").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info"),
+        ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
+        ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: enabled, disabled"),
+        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: exclude, fail-on, format, ignore, istio-version, kubernetes-version, mesh, rules, select, severity"),
+        ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
+        ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
+    ],
+)
+def test_invalid_config_is_exit_2_naming_file_key_and_expectation(project, text, message):
+    (project / ".meshlint.yaml").write_text(text)
+    result = invoke("check", "race.yaml")
+    assert (result.exit_code, result.output) == (2, f"meshlint: error: {message}\n")
+
+
+def test_rule_option_require_evidence(project):
+    (project / ".meshlint.yaml").write_text("rules:\n  ML101: {require-evidence: true}\n")
+    assert invoke("check", "race.yaml").exit_code == 0
+
+
+def test_suppressions_annotation_and_comment_are_counted(project):
+    annotated = RACE.replace("      labels: {app: web}", "      labels: {app: web}\n      annotations: {meshlint.io/ignore: 'ML101 -- pure static site'}")
+    (project / "race.yaml").write_text(annotated)
+    result = invoke("check", "race.yaml")
+    assert result.exit_code == 0 and ", 1 suppressed," in result.output
+    commented = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-race -- no outbound calls\n    metadata:\n      labels")
+    (project / "race.yaml").write_text(commented)
+    result = invoke("check", "race.yaml")
+    assert result.exit_code == 0 and ", 1 suppressed," in result.output
+
+
+def test_mesh_config_context_is_read_but_not_reported(project):
+    (project / "operator.yaml").write_text(
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\nspec:\n  meshConfig:\n"
+        "    holdApplicationUntilProxyStarts: true\n    defaultConfig:\n      holdApplicationUntilProxyStarts: true\n"
+    )
+    result = invoke("check", "race.yaml", "--mesh-config", "operator.yaml")
+    assert result.exit_code == 0, result.output  # hold comes from the context; its own ML004 is not reported
+    assert invoke("check", "race.yaml", "operator.yaml", "--mesh-config", "operator.yaml").exit_code == 1
+
+
+def test_versions_flag_validated(project):
+    result = invoke("check", "race.yaml", "--istio-version", "banana")
+    assert result.exit_code == 2
+
+
+def test_no_color_off_a_tty_and_with_no_color(project, monkeypatch):
+    assert "\033[" not in invoke("check", "race.yaml").output
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in invoke("check", "race.yaml").output
+
+
+def test_color_renderer_marks_severity():
+    from meshlint.engine import Report, Summary
+    from meshlint.findings import Finding, Severity
+    from meshlint.reporters import render
+
+    finding = Finding("a.yaml", 1, 1, "ML101", "startup-race", Severity.ERROR, "m", "h")
+    text = render("text", Report([finding], Summary(), [], []), color=True)
+    assert "\033[31merror\033[0m" in text
+
+
+def test_rules_and_explain():
+    rules = invoke("rules").output.splitlines()
+    assert rules[0].split()[:3] == ["ML001", "yaml-syntax-error", "error"]
+    explained = invoke("explain", "startup-race").output
+    assert explained.startswith("ML101 startup-race (default severity: warning)\n")
+    assert "## Use instead" in explained
+    assert invoke("explain", "ML999").exit_code == 2
+
+
+def test_internal_error_is_one_line_without_traceback(project, monkeypatch):
+    import meshlint.engine
+
+    def boom(*a, **k):
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(meshlint.engine, "run", boom)
+    result = invoke("check", "race.yaml")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: internal error: RuntimeError: kaput (set MESHLINT_DEBUG=1 for details)\n")
+
+
+def test_python_dash_m_and_inputs_untouched(project):
+    before = (project / "race.yaml").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "meshlint", "check", "race.yaml"], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout.startswith("race.yaml:7:5: warning ML101")
+    assert (project / "race.yaml").read_bytes() == before
+
+
+def test_directory_walk_skips_hidden_and_excluded_and_survives_loops(project):
+    (project / ".git").mkdir()
+    (project / ".git" / "x.yaml").write_text(RACE)
+    (project / "charts").mkdir()
+    (project / "charts" / "y.yaml").write_text(RACE)
+    (project / "loop").symlink_to(project)
+    (project / ".meshlint.yaml").write_text('exclude: ["charts/**"]\n')
+    result = invoke("check", ".")
+    assert [l.split(":")[0] for l in result.output.splitlines() if "ML101" in l] == ["race.yaml"]

@@ -1,0 +1,78 @@
+"""Rules are found through the `meshlint.rules` entry points, built-in and third-party alike."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import EntryPoint, entry_points
+
+import pytest
+
+from meshlint import engine
+from meshlint.config import Config
+from meshlint.registry import GROUP, RegistryError, load_rules
+
+PLUGIN = '''"""Every ConfigMap named forbidden is reported.
+
+## What it does
+Reports ConfigMaps named forbidden.
+"""
+from meshlint.findings import Issue, Severity
+from meshlint.rule import rule
+
+
+@rule(code="ACME101", name="forbidden-configmap", severity=Severity.ERROR, scope="resource", kinds=["ConfigMap"])
+def check(resource, ctx):
+    yield Issue(resource.metadata.get("name").pos, "this ConfigMap is forbidden", "rename it")
+
+
+RULE = check
+DUPLICATE = RULE.__class__(**{**RULE.__dict__, "name": "other-name"})
+BAD = RULE.__class__(**{**RULE.__dict__, "code": "acme-1", "name": "bad-code"})
+'''
+
+
+@pytest.fixture
+def plugin_module(tmp_path, monkeypatch):
+    (tmp_path / "acme_meshlint.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    sys.modules.pop("acme_meshlint", None)
+
+
+def builtin_points():
+    return list(entry_points(group=GROUP))
+
+
+def test_builtin_rules_come_from_entry_points():
+    assert [r.code for r in load_rules()] == sorted(p.name for p in builtin_points())
+
+
+def test_a_plugin_registers_and_runs_like_a_builtin(plugin_module, tmp_path):
+    points = builtin_points() + [EntryPoint("ACME101", "acme_meshlint:RULE", GROUP)]
+    rules = load_rules(points)
+    assert "ACME101" in [r.code for r in rules]
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: forbidden\n")
+    report = engine.run([str(manifest)], Config(base=str(tmp_path)), rules)
+    assert [(f.code, f.line, f.column, f.message) for f in report.findings] == [("ACME101", 4, 9, "this ConfigMap is forbidden")]
+
+
+def test_duplicate_code_is_a_clear_error(plugin_module):
+    points = builtin_points() + [EntryPoint("ACME101", "acme_meshlint:RULE", GROUP), EntryPoint("ACME101", "acme_meshlint:DUPLICATE", GROUP)]
+    with pytest.raises(RegistryError, match="rule code ACME101 is already registered by entry point 'ACME101'"):
+        load_rules(points)
+
+
+def test_bad_code_is_a_clear_error(plugin_module):
+    with pytest.raises(RegistryError, match="bad rule code 'acme-1'"):
+        load_rules([EntryPoint("acme-1", "acme_meshlint:BAD", GROUP)])
+
+
+def test_entry_point_name_must_match_code(plugin_module):
+    with pytest.raises(RegistryError, match="entry point name 'ACME999' must equal the rule code 'ACME101'"):
+        load_rules([EntryPoint("ACME999", "acme_meshlint:RULE", GROUP)])
+
+
+def test_broken_plugin_is_a_clear_error():
+    with pytest.raises(RegistryError, match="cannot load"):
+        load_rules([EntryPoint("ACME102", "no_such_module_xyz:RULE", GROUP)])
