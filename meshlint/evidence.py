@@ -41,10 +41,17 @@ def container_evidence(container: Container) -> list[Evidence]:
         elif name and _ENV_NAME.search(name):
             found.append(Evidence(f"env {name}", item.get("name").pos))
     for key in ("command", "args"):
+        # One piece of evidence per list is enough to show the point; the first one says where.
         for node in container.node.get(key).elements():
-            word = _network_word(node.text or "")
+            text = node.text or ""
+            word = _network_word(text)
+            target = next((w for w in _WORD.findall(text) if _URL.match(w) or _SERVICE_NAME.search(w)), None)
             if word:
                 found.append(Evidence(f"{key} runs {word!r}", node.pos))
+                break
+            if target:
+                found.append(Evidence(f"{key} names {_short(target)}", node.pos))
+                break
     return found
 
 
