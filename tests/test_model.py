@@ -1,0 +1,56 @@
+"""One extractor knows where every workload kind keeps its pod template."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import lint_text
+from meshlint.loader import load_text
+from meshlint.model import pod_template, resources_of
+
+POD_SPEC = "containers: [{name: app, image: app}]"
+
+
+def wrap(kind: str, api: str) -> tuple[str, int]:
+    """A manifest of `kind` and the line of its pod template's metadata."""
+    if kind == "Pod":
+        return f"apiVersion: {api}\nkind: Pod\nmetadata:\n  name: w\nspec: {{{POD_SPEC}}}\n", 3
+    if kind == "CronJob":
+        body = f"spec:\n  jobTemplate:\n    spec:\n      template:\n        metadata: {{}}\n        spec: {{{POD_SPEC}}}\n"
+        return f"apiVersion: {api}\nkind: CronJob\nmetadata:\n  name: w\n{body}", 9
+    body = f"spec:\n  template:\n    metadata: {{}}\n    spec: {{{POD_SPEC}}}\n"
+    return f"apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: w\n{body}", 7
+
+
+KINDS = [
+    ("Pod", "v1"),
+    ("Deployment", "apps/v1"),
+    ("StatefulSet", "apps/v1"),
+    ("DaemonSet", "apps/v1"),
+    ("ReplicaSet", "apps/v1"),
+    ("ReplicationController", "v1"),
+    ("Job", "batch/v1"),
+    ("CronJob", "batch/v1"),
+    ("CronJob", "batch/v1beta1"),
+    ("Rollout", "argoproj.io/v1alpha1"),
+]
+
+
+@pytest.mark.parametrize("kind, api", KINDS)
+def test_pod_template_and_containers_of_every_workload_kind(kind, api):
+    text, _ = wrap(kind, api)
+    resource = next(resources_of(load_text("w.yaml", text).documents[0]))
+    template = pod_template(resource)
+    assert [c.name for c in template.containers] == ["app"]
+
+
+@pytest.mark.parametrize("kind, api", KINDS)
+def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
+    text, line = wrap(kind, api)
+    report = lint_text(tmp_path, text)
+    assert [(f.code, f.line) for f in report.findings] == [("ML101", line)]
+
+
+def test_non_workloads_have_no_pod_template():
+    resource = next(resources_of(load_text("s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n").documents[0]))
+    assert pod_template(resource) is None
