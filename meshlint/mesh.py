@@ -17,7 +17,7 @@ from meshlint.document import Node
 from meshlint.durations import parse_duration
 from meshlint.findings import Position
 from meshlint.loader import SyntaxProblem, parse_embedded
-from meshlint.model import HELM_VALUES, PodTemplate, Resource, pod_template, string_map
+from meshlint.model import HELM_VALUES, MESH_CONFIG_KINDS, PodTemplate, Resource, pod_template, string_map
 
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
 PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
@@ -168,7 +168,7 @@ class MeshContext:
             self.services.append(resource)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource))
-        elif kind in ("IstioOperator", HELM_VALUES, "ConfigMap"):
+        elif kind in MESH_CONFIG_KINDS:
             source = _mesh_source(resource)
             if source is not None:
                 self.sources.append(source)

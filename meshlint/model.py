@@ -27,7 +27,9 @@ BATCH_KINDS = frozenset(("Job", "CronJob"))
 HELM_VALUES = "HelmValues"
 HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion"))
 
-MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "IstioOperator", "ConfigMap", HELM_VALUES))
+# Kinds that can configure the mesh itself (mesh config, Helm values, istiod env).
+MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
+MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication")) | MESH_CONFIG_KINDS
 
 
 @dataclass

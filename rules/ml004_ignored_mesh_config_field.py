@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from meshlint import proxyconfig
 from meshlint.findings import Issue, Severity
-from meshlint.model import HELM_VALUES
+from meshlint.model import MESH_CONFIG_KINDS
 from meshlint.rule import rule
 
 _PROXY_ONLY = ("holdApplicationUntilProxyStarts", "terminationDrainDuration")
@@ -59,7 +59,7 @@ _PROXY_ONLY = ("holdApplicationUntilProxyStarts", "terminationDrainDuration")
     name="ignored-mesh-config-field",
     severity=Severity.WARNING,
     scope="resource",
-    kinds=("IstioOperator", HELM_VALUES, "ConfigMap"),
+    kinds=MESH_CONFIG_KINDS,
 )
 def check(resource, ctx):
     source = ctx.mesh.source_for(resource)

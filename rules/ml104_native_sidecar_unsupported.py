@@ -56,7 +56,7 @@ from packaging.version import Version
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh import NATIVE_ANNOTATION
-from meshlint.model import HELM_VALUES, WORKLOAD_KINDS, pod_template
+from meshlint.model import MESH_CONFIG_KINDS, WORKLOAD_KINDS, pod_template
 from meshlint.rule import rule
 
 SUPPORTED = Version("1.29")
@@ -76,7 +76,7 @@ HELP = "upgrade to Kubernetes 1.29 or later first, or keep a classic sidecar wit
     name="native-sidecar-unsupported",
     severity=Severity.ERROR,
     scope="resource",
-    kinds=WORKLOAD_KINDS | {"IstioOperator", HELM_VALUES, "ConfigMap"},
+    kinds=WORKLOAD_KINDS | MESH_CONFIG_KINDS,
 )
 def check(resource, ctx):
     version = ctx.mesh.options.versions.kubernetes

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from meshlint import proxyconfig
 from meshlint.findings import Issue, Severity
-from meshlint.model import HELM_VALUES, WORKLOAD_KINDS
+from meshlint.model import MESH_CONFIG_KINDS, WORKLOAD_KINDS
 from meshlint.rule import rule
 
 HELP = "remove global.proxy.lifecycle, or make its postStart run `pilot-agent wait`"
@@ -60,7 +60,7 @@ HELP = "remove global.proxy.lifecycle, or make its postStart run `pilot-agent wa
     name="hold-hook-overridden",
     severity=Severity.ERROR,
     scope="resource",
-    kinds=WORKLOAD_KINDS | {"IstioOperator", HELM_VALUES, "ConfigMap"},
+    kinds=WORKLOAD_KINDS | MESH_CONFIG_KINDS,
 )
 def check(resource, ctx):
     mesh = ctx.mesh
