@@ -343,7 +343,7 @@ class Embedded:
 def parse_embedded(host: Node, lines: list[str]) -> Embedded:
     """Parse the string `host` as YAML (JSON is YAML) and map positions back into the host file."""
     text = host.text or ""
-    place = _embedded_place(host, lines)
+    place = embedded_place(host, lines)
     try:
         nodes = [n for n in _composer().compose_all(text) if n is not None]
     except Exception as err:  # noqa: BLE001
@@ -363,7 +363,7 @@ def parse_embedded(host: Node, lines: list[str]) -> Embedded:
     return Embedded(Node(data, converter.table, Position(host.pos.path, line, col), host.key_pos), None)
 
 
-def _embedded_place(host: Node, lines: list[str]) -> Callable[[int, int], tuple[int, int]]:
+def embedded_place(host: Node, lines: list[str]) -> Callable[[int, int], tuple[int, int]]:
     line0, col0 = host.pos.line, host.pos.column
     if host.style == "|":
         # A literal block keeps one source line per value line, indented by the block's indentation.

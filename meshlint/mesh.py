@@ -8,6 +8,7 @@ file and line that decided it (or the built-in default), so messages can say
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Iterable
 
 from packaging.version import InvalidVersion, Version
@@ -17,6 +18,7 @@ from meshlint.document import Node
 from meshlint.durations import parse_duration
 from meshlint.findings import Position
 from meshlint.loader import SyntaxProblem, parse_embedded
+from meshlint.quitcalls import QuitCall, quit_calls
 from meshlint.model import HELM_VALUES, MESH_CONFIG_KINDS, PodTemplate, Resource, pod_template, string_map
 
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
@@ -130,6 +132,12 @@ class WorkloadMesh:
     startup_probe_off: Setting | None
     grace_period: Setting  # int seconds, None when not a number
     drain: Setting  # float seconds, None when not a valid duration
+
+    @cached_property
+    def quit_calls(self) -> list[QuitCall]:
+        """Every call to the proxy's /quitquitquit made by the pod's own containers."""
+        lines = self.template.owner.document.lines
+        return [call for c in self.template.all_containers if c.name != ISTIO_PROXY for call in quit_calls(c, lines)]
 
     @property
     def classic_sidecar(self) -> bool:

@@ -1,0 +1,159 @@
+"""Calls that tell a classic Istio sidecar to exit: `POST localhost:15020/quitquitquit` (reference §3).
+
+A Job's pod completes only when every container has exited, and a classic istio-proxy never exits by
+itself; so a batch container has to ask it to. This module finds those calls in container commands,
+exec-form or inside `sh -c` scripts, and records how each one is made: by which tool, whether it is a
+POST (the agent answers anything else with 405 and keeps running), and whether it also runs when the
+work fails.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from meshlint.document import Node
+from meshlint.findings import Position
+from meshlint.loader import embedded_place
+from meshlint.model import Container
+
+_QUIT = re.compile(r"(?:(?:localhost|127\.0\.0\.1|\[::1\])?:(15020|15000))?/?quitquitquit")
+_SHELLS = frozenset(("sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"))
+_SKIP_WORDS = frozenset(("exec", "sudo", "command", "then", "do", "else", "{", "(", "!", "nohup", "time"))
+_SET_E = re.compile(r"(^|[\s;])set\s+-[a-zA-Z]*e", re.M)
+_TRAP_EXIT = re.compile(r"(^|[\s;])trap\s+.*\b(EXIT|0)\b", re.M)
+_CURL_POST = re.compile(r"^(-X\s*POST|--request(=|\s+)POST|-d.*|--data.*|-F.*|--form.*|--json.*)$")
+
+
+@dataclass(frozen=True)
+class QuitCall:
+    container: Container
+    command: str  # the simple command that makes the call, as written
+    position: Position
+    tool: str
+    port: str | None
+    is_post: bool
+    in_exit_trap: bool
+    skipped_on_failure: str | None  # why a failed run would not reach it, or None
+
+
+def quit_calls(container: Container, lines: list[str]) -> list[QuitCall]:
+    """The quit calls a container makes; `lines` are its file's, to place calls inside block scripts."""
+    argv = [n for key in ("command", "args") for n in container.node.get(key).elements()]
+    texts = [n.text or "" for n in argv]
+    if not any("quitquitquit" in t for t in texts):
+        return []
+    shell = bool(texts) and texts[0].rsplit("/", 1)[-1] in _SHELLS
+    calls: list[QuitCall] = []
+    for node, text in zip(argv, texts):
+        if "quitquitquit" not in text:
+            continue
+        if shell or "\n" in text or " " in text.strip():
+            calls.extend(_from_script(container, node, text, lines))
+        else:  # exec form: the whole argv is the one command
+            words = texts
+            calls.append(_call(container, " ".join(words), words, node.pos, text, in_trap=False, skipped=None))
+    return calls
+
+
+def _call(container, command, words, position, url_text, in_trap, skipped) -> QuitCall:
+    tool, args = _tool(words)
+    match = _QUIT.search(url_text)
+    port = match.group(1) if match else None
+    return QuitCall(container, command.strip(), position, tool, port, _is_post(tool, args, words), in_trap, skipped)
+
+
+def _tool(words: list[str]) -> tuple[str, list[str]]:
+    for i, word in enumerate(words):
+        if word in _SKIP_WORDS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+            continue
+        if word == "timeout" and i + 1 < len(words):
+            continue
+        if re.fullmatch(r"[0-9]+[smh]?", word) and i > 0 and words[i - 1] == "timeout":
+            continue
+        return word.rsplit("/", 1)[-1], words[i + 1:]
+    return "", []
+
+
+def _is_post(tool: str, args: list[str], words: list[str]) -> bool:
+    joined = " ".join(args)
+    if tool == "curl":
+        for i, arg in enumerate(args):
+            nxt = args[i + 1] if i + 1 < len(args) else ""
+            if _CURL_POST.match(arg) or (arg in ("-X", "--request") and nxt == "POST"):
+                return True
+            if arg.startswith("-") and not arg.startswith("--") and "d" in arg[1:] and "X" not in arg:
+                return True  # combined short flags such as -sd ''
+        return False
+    if tool == "wget":
+        return bool(re.search(r"--post-data|--post-file|--method(=|\s+)POST", joined))
+    if tool == "pilot-agent":
+        return "POST" in args
+    # Other clients (python, httpie, a program of its own): give them the benefit of the doubt.
+    return True
+
+
+def _segments(script: str) -> list[tuple[int, int, str]]:
+    """Simple commands of a shell script: (start, end, separator before it), quotes respected."""
+    segments = []
+    start, previous, i = 0, "", 0
+    quote = None
+    while i < len(script):
+        ch = script[i]
+        if quote:
+            if ch == quote:
+                quote = None
+            elif ch == "\\" and quote == '"':
+                i += 1
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\" and script[i + 1:i + 2] == "\n":
+            i += 1
+        elif script.startswith(("&&", "||"), i) or ch in ";\n|&":
+            sep = script[i:i + 2] if script.startswith(("&&", "||"), i) else ch
+            segments.append((start, i, previous))
+            previous = sep
+            i += len(sep)
+            start = i
+            continue
+        i += 1
+    segments.append((start, len(script), previous))
+    return segments
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return text.split()
+
+
+def _from_script(container: Container, node: Node, script: str, lines: list[str]) -> list[QuitCall]:
+    place = embedded_place(node, lines)
+    calls = []
+    exit_trap = bool(_TRAP_EXIT.search(script))
+    for start, end, separator in _segments(script):
+        segment = script[start:end]
+        if "quitquitquit" not in segment:
+            continue
+        offset = start + len(segment) - len(segment.lstrip())  # where the command begins
+        line = script.count("\n", 0, offset)
+        col = offset - (script.rfind("\n", 0, offset) + 1)
+        line_no, col_no = place(line, col)
+        position = Position(node.pos.path, line_no, col_no)
+        words = _words(segment)
+        if words[:1] == ["trap"] and len(words) >= 2:
+            signals = words[2:]
+            inner = _words(words[1])
+            on_exit = "EXIT" in signals or "0" in signals
+            calls.append(_call(container, segment, inner, position, words[1], in_trap=on_exit, skipped=None))
+            continue
+        skipped = None
+        set_e = _SET_E.search(script, 0, start)
+        if separator == "&&":
+            skipped = "it runs only after `&&`, so a failing command before it skips it"
+        elif set_e and not exit_trap:
+            skipped = "the script runs with `set -e` and no `trap ... EXIT`, so a failing command ends it before the call"
+        calls.append(_call(container, segment, words, position, segment, in_trap=False, skipped=skipped))
+    return calls
