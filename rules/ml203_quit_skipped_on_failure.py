@@ -64,7 +64,7 @@ def check(workload, ctx):
         if call.skipped_on_failure and call.is_post:
             yield Issue(
                 call.position,
-                f"container {call.container.name!r} quits the proxy only when the work succeeds: {call.skipped_on_failure}",
+                f"container {call.container.name!r} quits the proxy only when the work succeeds (`{call.command}`): {call.skipped_on_failure}",
                 "make the quit run however the script ends: `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT` at the top",
             )
 
