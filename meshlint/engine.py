@@ -12,7 +12,7 @@ from meshlint.findings import Finding, Issue, Severity
 from meshlint.loader import LoadedFile, decode, load_text
 from meshlint.mesh import MeshContext, MeshOptions, Versions, parse_version
 from meshlint.model import MESH_CONTEXT_KINDS, WORKLOAD_KINDS, Resource, resources_of
-from meshlint.rule import CODE_PATTERN, Rule, RuleContext
+from meshlint.rule import Rule, RuleContext
 from meshlint.suppressions import annotation_suppresses, comment_suppresses
 
 
@@ -210,5 +210,3 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         resource=resource.identity if resource is not None else None,
     )
 
-
-__all__ = ["run", "Report", "Summary", "active_rules", "CODE_PATTERN"]

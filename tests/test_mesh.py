@@ -97,7 +97,7 @@ def test_injected_namespaces_and_default_injection_disabled():
 
 
 def test_host_network_is_never_injected():
-    text = deployment(pod_labels := "{sidecar.istio.io/inject: 'true'}").replace("containers:", "hostNetwork: true\n      containers:")
+    text = deployment(labels="{sidecar.istio.io/inject: 'true'}").replace("containers:", "hostNetwork: true\n      containers:")
     _, workload = context(text)
     assert workload.injection.sidecar is False
 
