@@ -91,10 +91,9 @@ def native_hint(workload) -> str:
     options={"require-evidence": {"type": "boolean", "default": False}},
 )
 def check(workload, ctx):
+    # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
     if not workload.classic_sidecar or workload.hold.value:
         return
-    if workload.hold_override is not None:
-        return  # hold configured but void: ML105 says so
     apps = [c for c in workload.template.containers if c.name != ISTIO_PROXY]
     evidence = workload_evidence(workload.template, apps)
     if not evidence and ctx.options.get("require-evidence"):
