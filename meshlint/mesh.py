@@ -18,6 +18,7 @@ from meshlint.document import Node
 from meshlint.durations import parse_duration
 from meshlint.findings import Position
 from meshlint.loader import SyntaxProblem, parse_embedded
+from meshlint.prestop import PreStopSleep, prestop_sleep
 from meshlint.quitcalls import QuitCall, quit_calls
 from meshlint.model import HELM_VALUES, MESH_CONFIG_KINDS, PodTemplate, Resource, pod_template, string_map
 
@@ -31,6 +32,10 @@ DATAPLANE_MODE = "istio.io/dataplane-mode"
 ISTIO_PROXY = "istio-proxy"
 DEFAULT_GRACE_SECONDS = 30
 DEFAULT_DRAIN = "5s"
+DEFAULT_MINIMUM_DRAIN = "5s"
+EXIT_ON_ZERO = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS"
+MINIMUM_DRAIN = "MINIMUM_DRAIN_DURATION"
+GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 
 
@@ -41,6 +46,7 @@ class Setting:
     value: Any
     origin: Position | None = None
     note: str = ""
+    local: bool = False  # read from the workload's own manifest, so a finding can point at it
 
     @property
     def where(self) -> str:
@@ -49,8 +55,8 @@ class Setting:
         return self.note or "default"
 
     @classmethod
-    def of(cls, node: Node, value: Any = None) -> "Setting":
-        return cls(node.value if value is None else value, node.pos)
+    def of(cls, node: Node, value: Any = None, local: bool = False) -> "Setting":
+        return cls(node.value if value is None else value, node.pos, local=local)
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,35 @@ class WorkloadMesh:
         """Every call to the proxy's /quitquitquit made by the pod's own containers."""
         lines = self.template.owner.document.lines
         return [call for c in self.template.all_containers if c.name != ISTIO_PROXY for call in quit_calls(c, lines)]
+
+    @cached_property
+    def prestop_sleeps(self) -> list[PreStopSleep]:
+        """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
+        lines = self.template.owner.document.lines
+        return [s for c in self.template.all_containers if (s := prestop_sleep(c, lines)) is not None]
+
+    @property
+    def exit_on_zero(self) -> Setting | None:
+        """proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS when it is true: the agent then ignores
+        terminationDrainDuration, waits MINIMUM_DRAIN_DURATION and exits once connections reach zero."""
+        setting = self.proxy_metadata.get(EXIT_ON_ZERO)
+        return setting if setting is not None and setting.value in GO_TRUE else None
+
+    @property
+    def minimum_drain(self) -> Setting:
+        """proxyMetadata MINIMUM_DRAIN_DURATION in seconds (default 5s); value None when not a duration."""
+        setting = self.proxy_metadata.get(MINIMUM_DRAIN)
+        if setting is None:
+            return Setting(parse_duration(DEFAULT_MINIMUM_DRAIN), None)
+        return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+
+    def point_at(self, *settings: Setting | None) -> Position:
+        """Where a finding about these settings goes: the first one written in this workload's own
+        manifest, else the pod template's metadata (a value from the mesh config lives in another file)."""
+        for setting in settings:
+            if setting is not None and setting.local and setting.origin is not None:
+                return setting.origin
+        return self.template.fix_position
 
     @property
     def classic_sidecar(self) -> bool:
@@ -248,9 +283,9 @@ class MeshContext:
             for name, node in proxyconfig.normalized_fields(annotation.body).items():
                 if name == "proxyMetadata":
                     for key, value in node.items():
-                        metadata[str(key)] = Setting(value.text, value.pos)
+                        metadata[str(key)] = Setting(value.text, value.pos, local=True)
                 else:
-                    fields[name] = Setting.of(node)
+                    fields[name] = Setting.of(node, local=True)
         return fields, metadata
 
     def _injection(self, template: PodTemplate) -> Injection:
@@ -409,15 +444,15 @@ def _grace_period(template: PodTemplate) -> Setting:
     if not node.exists or node.value is None:
         return Setting(DEFAULT_GRACE_SECONDS, None)
     if isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 0:
-        return Setting.of(node)
-    return Setting(None, node.pos, f"terminationGracePeriodSeconds {node.text!r} is not a whole number")
+        return Setting.of(node, local=True)
+    return Setting(None, node.pos, f"terminationGracePeriodSeconds {node.text!r} is not a whole number", local=True)
 
 
 def _drain(proxy_config: dict[str, Setting]) -> Setting:
     setting = proxy_config.get("terminationDrainDuration")
     if setting is None:
         return Setting(parse_duration(DEFAULT_DRAIN), None)
-    return Setting(parse_duration(setting.value), setting.origin, f"terminationDrainDuration {setting.value!r}")
+    return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
 
 
 def _peer_authentication(resource: Resource) -> PeerAuthentication:

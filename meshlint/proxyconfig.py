@@ -58,7 +58,7 @@ def validate(body: Node) -> list[SchemaProblem]:
     """Type errors (the injector rejects the pod) and unknown keys (Istio ignores them)."""
     problems: list[SchemaProblem] = []
     if not body.is_map:
-        return [SchemaProblem(body.pos, "", f"must be a mapping of ProxyConfig fields, not {_json_type(body.value)}", False)]
+        return [SchemaProblem(body.pos, "", f"ProxyConfig must be a mapping of fields, not {_json_type(body.value)}", False)]
     fields = normalized_fields(body)
     known = {name: node for name, node in fields.items() if name in field_names()}
     for name, node in fields.items():
@@ -93,7 +93,7 @@ def _explain(error, field: str, node: Node) -> str:
     written = node.raw if node.raw is not None else json.dumps(node.value) if not isinstance(node.value, (dict, list)) else _json_type(node.value)
     sub = schema()["properties"].get(field.split(".")[0], {})
     expected = _expected(sub, field)
-    return f"{field} is {written} ({_json_type(node.value)}), but Istio expects {expected}; the injector rejects the pod"
+    return f"{field} is {written} ({_json_type(node.value)}), but Istio expects {expected}"
 
 
 def _expected(sub: dict, field: str) -> str:

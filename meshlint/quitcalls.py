@@ -10,16 +10,14 @@ work fails.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from meshlint.document import Node
 from meshlint.findings import Position
-from meshlint.loader import embedded_place
 from meshlint.model import Container
+from meshlint.shell import is_shell, segment_position, segments, words as _words
 
 _QUIT = re.compile(r"(?:(?:localhost|127\.0\.0\.1|\[::1\])?:(15020|15000))?/?quitquitquit")
-_SHELLS = frozenset(("sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"))
 _SKIP_WORDS = frozenset(("exec", "sudo", "command", "then", "do", "else", "{", "(", "!", "nohup", "time"))
 _SET_E = re.compile(r"(^|[\s;])set\s+-[a-zA-Z]*e", re.M)
 _TRAP_EXIT = re.compile(r"(^|[\s;])trap\s+.*\b(EXIT|0)\b", re.M)
@@ -44,7 +42,7 @@ def quit_calls(container: Container, lines: list[str]) -> list[QuitCall]:
     texts = [n.text or "" for n in argv]
     if not any("quitquitquit" in t for t in texts):
         return []
-    shell = bool(texts) and texts[0].rsplit("/", 1)[-1] in _SHELLS
+    shell = bool(texts) and is_shell(texts[0])
     calls: list[QuitCall] = []
     for node, text in zip(argv, texts):
         if "quitquitquit" not in text:
@@ -94,54 +92,14 @@ def _is_post(tool: str, args: list[str], words: list[str]) -> bool:
     return True
 
 
-def _segments(script: str) -> list[tuple[int, int, str]]:
-    """Simple commands of a shell script: (start, end, separator before it), quotes respected."""
-    segments = []
-    start, previous, i = 0, "", 0
-    quote = None
-    while i < len(script):
-        ch = script[i]
-        if quote:
-            if ch == quote:
-                quote = None
-            elif ch == "\\" and quote == '"':
-                i += 1
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "\\" and script[i + 1:i + 2] == "\n":
-            i += 1
-        elif script.startswith(("&&", "||"), i) or ch in ";\n|&":
-            sep = script[i:i + 2] if script.startswith(("&&", "||"), i) else ch
-            segments.append((start, i, previous))
-            previous = sep
-            i += len(sep)
-            start = i
-            continue
-        i += 1
-    segments.append((start, len(script), previous))
-    return segments
-
-
-def _words(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError:
-        return text.split()
-
-
 def _from_script(container: Container, node: Node, script: str, lines: list[str]) -> list[QuitCall]:
-    place = embedded_place(node, lines)
     calls = []
     exit_trap = bool(_TRAP_EXIT.search(script))
-    for start, end, separator in _segments(script):
+    for start, end, separator in segments(script):
         segment = script[start:end]
         if "quitquitquit" not in segment:
             continue
-        offset = start + len(segment) - len(segment.lstrip())  # where the command begins
-        line = script.count("\n", 0, offset)
-        col = offset - (script.rfind("\n", 0, offset) + 1)
-        line_no, col_no = place(line, col)
-        position = Position(node.pos.path, line_no, col_no)
+        position = segment_position(node, script, start, lines)
         words = _words(segment)
         if words[:1] == ["trap"] and len(words) >= 2:
             signals = words[2:]

@@ -4,7 +4,9 @@
 Parses the pod template's `proxy.istio.io/config` annotation (YAML or JSON) and validates it against
 the ProxyConfig schema shipped with meshlint. A body that does not parse, or a field of the wrong type
 (a quoted `"true"` for a boolean, a bare number for a duration, an unquoted `true` inside
-`proxyMetadata`) is an error. An unknown key is a warning, with the closest known field.
+`proxyMetadata`) is an error. An unknown key is a warning, with the closest known field. The mesh-wide
+`meshConfig.defaultConfig` (IstioOperator, Helm values, the `istio` ConfigMap) is checked for the same
+type errors; its unknown keys are ML004's.
 
 ## Why is this bad?
 The injector validates the annotation before injecting: a type error makes it refuse the pod, so the
@@ -64,13 +66,19 @@ from __future__ import annotations
 
 from meshlint import proxyconfig
 from meshlint.findings import Issue, Position, Severity
-from meshlint.model import WORKLOAD_KINDS
+from meshlint.model import MESH_CONFIG_KINDS, WORKLOAD_KINDS
 from meshlint.rule import rule
 
+_RETYPE = "give the field the type ProxyConfig declares (see `meshlint explain ML002`)"
 
-@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope="workload", kinds=WORKLOAD_KINDS)
-def check(workload, ctx):
-    annotation = workload.annotation
+
+@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope="resource", kinds=WORKLOAD_KINDS | MESH_CONFIG_KINDS)
+def check(resource, ctx):
+    if resource.kind in MESH_CONFIG_KINDS:
+        yield from _default_config(resource, ctx)
+        return
+    workload = ctx.mesh.workload(resource)
+    annotation = workload.annotation if workload is not None else None
     if annotation is None:
         return
     if annotation.problem is not None:
@@ -89,7 +97,18 @@ def check(workload, ctx):
             help_text = f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant"
             yield Issue(problem.position, problem.message, help_text, Severity.WARNING)
         else:
-            yield Issue(problem.position, problem.message, "give the field the type ProxyConfig declares (see `meshlint explain ML002`)")
+            yield Issue(problem.position, f"{problem.message}; the injector rejects the pod", _RETYPE)
+
+
+def _default_config(resource, ctx):
+    """Type errors in the mesh-wide defaultConfig; unknown keys there are reported by ML004."""
+    source = ctx.mesh.source_for(resource)
+    default_config = source.mesh_config.get("defaultConfig") if source is not None and source.mesh_config else None
+    if default_config is None or not default_config.exists:
+        return
+    for problem in proxyconfig.validate(default_config):
+        if not problem.unknown_key:
+            yield Issue(problem.position, f"defaultConfig: {problem.message}; Istio cannot parse this mesh config", _RETYPE)
 
 
 RULE = check

@@ -1,0 +1,160 @@
+"""Shutdown facts (preStop sleeps, drain, grace) and the whole findings of ML301-ML303."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from helpers import lint, lint_text
+from meshlint.loader import load_text
+from meshlint.model import pod_template, resources_of
+from meshlint.prestop import prestop_sleep
+
+CONTAINER = """apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+    - name: app
+      image: app
+      lifecycle:
+        preStop:
+{prestop}
+"""
+
+
+def sleep_of(prestop: str):
+    text = CONTAINER.format(prestop=prestop)
+    document = load_text("pod.yaml", text).documents[0]
+    template = pod_template(next(resources_of(document)))
+    return prestop_sleep(template.containers[0], document.lines)
+
+
+@pytest.mark.parametrize(
+    "prestop, seconds, line, column, form",
+    [
+        ('          exec: {command: ["sleep", "10"]}', 10, 10, 37, "sleep 10"),
+        ('          exec: {command: ["/bin/sleep", "2.5"]}', 2.5, 10, 42, "/bin/sleep 2.5"),
+        ('          exec: {command: ["/usr/bin/sleep", "1m", "30"]}', 90, 10, 46, "/usr/bin/sleep 1m 30"),
+        ('          exec: {command: ["sh", "-c", "sleep 5 && nginx -s quit"]}', 5, 10, 41, "sleep 5"),
+        ('          exec: {command: ["/bin/bash", "-ec", "echo bye; sleep 3; sleep 4"]}', 7, 10, 59, "sleep 3; sleep 4"),
+        ('          exec: {command: ["sleep", "infinity"]}', math.inf, 10, 37, "sleep infinity"),
+        ("          sleep: {seconds: 12}", 12, 10, 28, "sleep: {seconds: 12}"),
+    ],
+)
+def test_prestop_sleep_forms(prestop, seconds, line, column, form):
+    sleep = sleep_of(prestop)
+    assert (sleep.seconds, sleep.position.line, sleep.position.column, sleep.form) == (seconds, line, column, form)
+
+
+@pytest.mark.parametrize(
+    "prestop",
+    [
+        '          exec: {command: ["sh", "-c", "sleep $GRACE"]}',  # not in the manifest
+        '          exec: {command: ["sleep"]}',
+        '          exec: {command: ["sleep", "ten"]}',
+        '          exec: {command: ["nginx", "-s", "quit"]}',
+        '          exec: {command: "sleep 10"}',  # a string, not a list: Kubernetes rejects it
+        "          sleep: {seconds: \"10\"}",
+        "          sleep: {seconds: -1}",
+        "          httpGet: {path: /stop, port: 8080}",
+    ],
+)
+def test_prestop_without_a_known_sleep(prestop):
+    assert sleep_of(prestop) is None
+
+
+def findings(tmp_path, text, code):
+    report = lint_text(tmp_path, text)
+    return [(f.line, f.column, f.message) for f in report.findings if f.code == code]
+
+
+def test_drain_exceeds_grace_names_both_numbers_and_origins(tmp_path):
+    (tmp_path / "mesh").mkdir()
+    (tmp_path / "mesh" / "istio-operator.yaml").write_text(
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\n"
+        "spec:\n  meshConfig:\n    defaultConfig:\n      terminationDrainDuration: 1m30s\n"
+    )
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n"
+        "    metadata: {labels: {app: api}}\n    spec:\n      containers: [{name: api, image: api}]\n"
+    )
+    (tmp_path / "api.yaml").write_text(text)
+
+    report = lint([tmp_path / "mesh", tmp_path / "api.yaml"], base=str(tmp_path))
+    found = [(f.path, f.line, f.column, f.message) for f in report.findings if f.code == "ML301"]
+    operator = str(tmp_path / "mesh" / "istio-operator.yaml")
+    assert found == [
+        (
+            str(tmp_path / "api.yaml"),
+            6,
+            5,
+            f"terminationDrainDuration 90s ({operator}:7) ≥ terminationGracePeriodSeconds 30 (default): "
+            "the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+        )
+    ]
+
+
+def test_exit_on_zero_compares_minimum_drain(tmp_path):
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  template:
+    metadata:
+      annotations:
+        proxy.istio.io/config: '{"proxyMetadata": {"EXIT_ON_ZERO_ACTIVE_CONNECTIONS": "1", "MINIMUM_DRAIN_DURATION": "20s"}}'
+    spec:
+      terminationGracePeriodSeconds: 15
+      containers: [{name: api, image: api}]
+"""
+    path = tmp_path / "manifest.yaml"
+    assert findings(tmp_path, text, "ML301") == [
+        (
+            8,
+            118,
+            f"MINIMUM_DRAIN_DURATION 20s ({path}:8) ≥ terminationGracePeriodSeconds 15 ({path}:10), with "
+            f"EXIT_ON_ZERO_ACTIVE_CONNECTIONS ({path}:8) the agent waits at least that long before it may exit: "
+            "the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+        )
+    ]
+
+
+PRESTOP_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: web}}
+spec:
+  terminationGracePeriodSeconds: {grace}
+  containers:
+    - name: web
+      image: web
+      lifecycle:
+        preStop:
+          exec:
+            command: ["sh", "-c", "sleep 20; nginx -s quit"]
+"""
+
+
+def test_proxy_exits_before_app_message(tmp_path):
+    assert findings(tmp_path, PRESTOP_POD.format(grace=60), "ML302") == [
+        (
+            12,
+            36,
+            "container 'web' preStop `sleep 20` waits 20s ≥ terminationDrainDuration 5s (default): istio-proxy stops "
+            "while the app is still sleeping, so requests still routed to the pod and the app's outbound calls "
+            "during shutdown fail",
+        )
+    ]
+
+
+def test_prestop_exceeds_grace_message(tmp_path):
+    path = tmp_path / "manifest.yaml"
+    assert findings(tmp_path, PRESTOP_POD.format(grace=20), "ML303") == [
+        (
+            12,
+            36,
+            f"container 'web' preStop `sleep 20` waits 20s ≥ terminationGracePeriodSeconds 20 ({path}:5): the grace "
+            "period runs during preStop, so the container is killed before it receives SIGTERM and can shut down",
+        )
+    ]
