@@ -55,6 +55,41 @@ def container_evidence(container: Container) -> list[Evidence]:
     return found
 
 
+# Ports a URL means when it names none; what a startup-race exclusion usually targets.
+_SCHEME_PORTS = {
+    "postgres": 5432, "postgresql": 5432, "mysql": 3306, "mariadb": 3306, "redis": 6379, "rediss": 6379,
+    "mongodb": 27017, "amqp": 5672, "amqps": 5671, "nats": 4222, "http": 80, "https": 443,
+}
+
+
+def env_ports(container: Container) -> list[tuple[int, Evidence]]:
+    """Destination ports the container's env points at: URLs (explicit or scheme port), `host:port`,
+    and `*_PORT` variables holding a number."""
+    found: list[tuple[int, Evidence]] = []
+    for item in container.node.get("env").elements():
+        name = item.get("name").text or ""
+        value = item.get("value")
+        text = (value.text or "").strip()
+        port = _port_in(text)
+        if port is None and name.endswith("_PORT") and text.isdigit():
+            port = int(text)
+        if port is not None and 0 < port <= 65535:
+            found.append((port, Evidence(f"env {name}={_short(text)}", value.pos)))
+    return found
+
+
+def _port_in(text: str) -> int | None:
+    url = _URL.match(text.removeprefix("jdbc:"))
+    if url:
+        scheme, _, rest = text.removeprefix("jdbc:").partition("://")
+        authority = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+        host_port = re.search(r":([0-9]{1,5})$", authority.split(",")[0])
+        return int(host_port.group(1)) if host_port else _SCHEME_PORTS.get(scheme.lower())
+    if _HOST_PORT.match(text):
+        return int(text.rsplit(":", 1)[1])
+    return None
+
+
 def workload_evidence(template: PodTemplate, containers: list[Container]) -> list[Evidence]:
     """Evidence for a whole pod: a batch workload always does its work, and its calls, at startup."""
     found: list[Evidence] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
@@ -17,9 +17,11 @@ from meshlint import proxyconfig
 from meshlint.document import Node
 from meshlint.durations import parse_duration
 from meshlint.findings import Position
+from meshlint.interception import INTERCEPTION_MODE, Interception, effective as effective_interception
 from meshlint.loader import SyntaxProblem, parse_embedded
 from meshlint.prestop import PreStopSleep, prestop_sleep
 from meshlint.quitcalls import QuitCall, quit_calls
+from meshlint.setting import Setting
 from meshlint.model import HELM_VALUES, MESH_CONFIG_KINDS, PodTemplate, Resource, pod_template, string_map
 
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
@@ -37,26 +39,6 @@ EXIT_ON_ZERO = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS"
 MINIMUM_DRAIN = "MINIMUM_DRAIN_DURATION"
 GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """An effective value and where it came from; `origin` None means Istio's or Kubernetes' default."""
-
-    value: Any
-    origin: Position | None = None
-    note: str = ""
-    local: bool = False  # read from the workload's own manifest, so a finding can point at it
-
-    @property
-    def where(self) -> str:
-        if self.origin is not None:
-            return f"{self.origin.path}:{self.origin.line}"
-        return self.note or "default"
-
-    @classmethod
-    def of(cls, node: Node, value: Any = None, local: bool = False) -> "Setting":
-        return cls(node.value if value is None else value, node.pos, local=local)
 
 
 @dataclass(frozen=True)
@@ -138,6 +120,8 @@ class WorkloadMesh:
     startup_probe_off: Setting | None
     grace_period: Setting  # int seconds, None when not a number
     drain: Setting  # float seconds, None when not a valid duration
+    interception: dict[str, Interception]  # traffic.sidecar.istio.io/* knobs, by name
+    interception_mode: Setting  # REDIRECT, TPROXY or NONE (or what was written)
 
     @cached_property
     def quit_calls(self) -> list[QuitCall]:
@@ -271,6 +255,8 @@ class MeshContext:
             startup_probe_off=self._startup_probe_off(template),
             grace_period=_grace_period(template),
             drain=_drain(proxy_config),
+            interception=effective_interception(template.annotations(), self.helm_proxy),
+            interception_mode=_interception_mode(template, proxy_config),
         )
         self._workloads[id(resource)] = view
         return view
@@ -396,7 +382,35 @@ class MeshContext:
             return Setting(setting.value.lower() == "true", setting.origin)
         return setting
 
-    # --- mTLS ------------------------------------------------------------------------------------
+    # --- Services and mTLS ------------------------------------------------------------------------
+
+    def service_targets(self, template: PodTemplate) -> dict[int, list[Setting]]:
+        """Container ports that a Service selecting this pod sends traffic to, each with the Service
+        (name as value, the targetPort, or the port when targetPort is absent, as origin)."""
+        labels = {k: v.text for k, v in template.labels().items()}
+        named = {}
+        for container in template.containers:
+            for port in container.node.get("ports").elements():
+                number = port.get("containerPort").value
+                if port.get("name").text and isinstance(number, int):
+                    named[port.get("name").text] = number
+        targets: dict[int, list[Setting]] = {}
+        for service in self.services:
+            if service.namespace != template.owner.namespace:
+                continue
+            selector = service.root.path("spec", "selector")
+            if not selector.is_map or not selector.value:
+                continue
+            if any(labels.get(str(k)) != v.text for k, v in selector.items()):
+                continue
+            for port in service.root.path("spec", "ports").elements():
+                target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
+                value = target.value
+                number = named.get(value) if isinstance(value, str) else value
+                if isinstance(number, int) and not isinstance(number, bool):
+                    targets.setdefault(number, []).append(Setting(f"Service {service.name}", target.pos))
+        return targets
+
 
     def mtls_mode(self, namespace: str, labels: dict[str, str], port: int | None = None) -> Setting:
         """The PeerAuthentication mode in force: selector over namespace over mesh; UNSET inherits."""
@@ -453,6 +467,17 @@ def _drain(proxy_config: dict[str, Setting]) -> Setting:
     if setting is None:
         return Setting(parse_duration(DEFAULT_DRAIN), None)
     return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+
+
+def _interception_mode(template: PodTemplate, proxy_config: dict[str, Setting]) -> Setting:
+    """The annotation, else ProxyConfig interceptionMode (pod over mesh), else REDIRECT."""
+    node = template.annotations().get(INTERCEPTION_MODE)
+    if node is not None:
+        return Setting(node.text, node.pos, INTERCEPTION_MODE, local=True)
+    setting = proxy_config.get("interceptionMode")
+    if setting is not None:
+        return Setting(setting.value, setting.origin, "proxy.istio.io/config interceptionMode", local=setting.local)
+    return Setting("REDIRECT", None)
 
 
 def _peer_authentication(resource: Resource) -> PeerAuthentication:

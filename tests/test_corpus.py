@@ -23,3 +23,18 @@ def test_corpus_sweep_has_no_crash_and_exits_0_or_1():
     assert report["summary"]["files"] > 1000
     for finding in report["findings"]:
         assert finding["line"] >= 1 and finding["column"] >= 1
+
+
+INJECT_TESTDATA = CORPUS / "istio__istio" / "pkg" / "kube" / "inject" / "testdata" / "inject"
+
+
+@pytest.mark.skipif(not INJECT_TESTDATA.is_dir(), reason="Istio's injector testdata is not in the corpus")
+def test_every_annotation_istios_injector_tests_as_bad_is_one_ml404():
+    """Istio's own injector tests name the annotation values it rejects; ML404 must agree with each."""
+    from helpers import lint
+
+    bad = sorted(INJECT_TESTDATA.glob("traffic-annotations-bad-*.yaml"))
+    assert bad
+    for path in bad:
+        report = lint([path])
+        assert [f.code for f in report.findings if f.code.startswith("ML4")] == ["ML404"], path.name

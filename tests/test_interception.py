@@ -1,0 +1,179 @@
+"""Interception facts (reference §5) and the whole findings of ML401-ML404."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import lint
+from meshlint.interception import KNOBS, parse_cidrs, parse_ports
+
+
+@pytest.mark.parametrize(
+    "text, items, problem",
+    [
+        ("", (), None),
+        ("  ", (), None),
+        ("8080", (8080,), None),
+        (" 8080 , 9090 ", (8080, 9090), None),  # items are trimmed
+        ("0,65535", (0, 65535), None),
+        ("8000-8010", (), "'8000-8010' is a port range, and port lists take single ports only"),
+        ("80,", (), "an empty item (a stray comma) is not a port"),
+        ("65536", (), "'65536' is not a port number (0-65535)"),
+        ("http", (), "'http' is not a port number (0-65535)"),
+        ("-1", (), "'-1' is not a port number (0-65535)"),
+    ],
+)
+def test_port_lists(text, items, problem):
+    parsed = parse_ports(text)
+    assert (parsed.items, parsed.problem) == (items, problem)
+
+
+@pytest.mark.parametrize(
+    "text, items, problem",
+    [
+        ("", (), None),
+        ("10.0.0.0/8,fd00::/8", ("10.0.0.0/8", "fd00::/8"), None),
+        ("10.0.0.1/8", ("10.0.0.1/8",), None),  # host bits set: netip.ParsePrefix accepts it
+        ("10.0.0.0/8, 172.16.0.0/12", (), "' 172.16.0.0/12' has spaces, which the injector does not trim"),
+        ("10.0.0.1", (), "'10.0.0.1' is an address, not a CIDR (write 10.0.0.1/32)"),
+        ("fd00::1", (), "'fd00::1' is an address, not a CIDR (write fd00::1/128)"),
+        ("10.0.0.0/33", (), "'10.0.0.0/33' is not a CIDR such as 10.0.0.0/8"),
+        ("10.0.0.0/255.0.0.0", (), "'10.0.0.0/255.0.0.0' is not a CIDR such as 10.0.0.0/8"),
+        ("*", (), "'*' is allowed only in includeOutboundIPRanges"),
+        ("10.0.0.0/8,", (), "'' is not a CIDR such as 10.0.0.0/8"),
+    ],
+)
+def test_cidr_lists(text, items, problem):
+    parsed = parse_cidrs(text)
+    assert (parsed.items, parsed.problem) == (items, problem)
+
+
+def test_star_only_where_allowed():
+    from meshlint.interception import parse
+
+    assert parse(KNOBS["includeOutboundIPRanges"], "*").everything
+    assert parse(KNOBS["includeInboundPorts"], "*").everything
+    assert parse(KNOBS["excludeInboundPorts"], "*").problem == "'*' is not a port number (0-65535)"
+
+
+WORKLOAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: ledger, namespace: payments}}
+spec:
+  template:
+    metadata:
+      labels: {{app: ledger, tier: db}}
+      annotations:
+        traffic.sidecar.istio.io/excludeInboundPorts: "{ports}"
+    spec:
+      containers:
+        - name: ledger
+          image: ledger
+          ports: [{{name: admin, containerPort: 9000}}, {{containerPort: 8443}}]
+"""
+MESH_STRICT = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: istio-system}\nspec: {mtls: {mode: STRICT}}\n"
+NS_STRICT = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: payments}\nspec: {mtls: {mode: STRICT}}\n"
+NS_PERMISSIVE = NS_STRICT.replace("STRICT", "PERMISSIVE")
+SELECTOR_STRICT = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: db, namespace: payments}\nspec: {selector: {matchLabels: {tier: db}}, mtls: {mode: STRICT}}\n"
+OTHER_SELECTOR = SELECTOR_STRICT.replace("tier: db", "tier: web")
+PORT_STRICT = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: db, namespace: payments}\nspec:\n  selector: {matchLabels: {app: ledger}}\n  portLevelMtls:\n    9000: {mode: STRICT}\n"
+SERVICE_NAMED = "apiVersion: v1\nkind: Service\nmetadata: {name: ledger-admin, namespace: payments}\nspec:\n  selector: {app: ledger}\n  ports: [{port: 80, targetPort: admin}]\n"
+SERVICE_NO_TARGET = "apiVersion: v1\nkind: Service\nmetadata: {name: ledger, namespace: payments}\nspec:\n  selector: {app: ledger}\n  ports: [{port: 9000}]\n"
+SERVICE_OTHER_NS = SERVICE_NAMED.replace("namespace: payments", "namespace: shop")
+
+
+@pytest.mark.parametrize(
+    "context, severity, reason",
+    [
+        ("", "warning", ""),
+        (MESH_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:4) is not enforced on port 9000"),
+        (NS_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:4) is not enforced on port 9000"),
+        (MESH_STRICT + "---\n" + NS_PERMISSIVE, "warning", ""),  # the namespace relaxes the mesh
+        (SELECTOR_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:4) is not enforced on port 9000"),
+        (OTHER_SELECTOR, "warning", ""),
+        (PORT_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:7) is not enforced on port 9000"),
+        (SERVICE_NAMED, "error", "; Service ledger-admin sends traffic to port 9000 (ctx.yaml:6)"),
+        (SERVICE_NO_TARGET, "error", "; Service ledger sends traffic to port 9000 (ctx.yaml:6)"),
+        (SERVICE_OTHER_NS, "warning", ""),
+    ],
+)
+def test_inbound_bypass_is_an_error_under_strict_or_behind_a_service(tmp_path, context, severity, reason):
+    (tmp_path / "app.yaml").write_text(WORKLOAD.format(ports="9000"))
+    paths = [tmp_path / "app.yaml"]
+    if context:
+        (tmp_path / "ctx.yaml").write_text(context)
+        paths.insert(0, tmp_path / "ctx.yaml")
+    report = lint(paths, base=str(tmp_path))
+    found = [(f.line, f.column, f.severity.name.lower(), f.message.replace(str(tmp_path) + "/", "")) for f in report.findings if f.code == "ML401"]
+    assert found == [
+        (
+            9,
+            55,
+            severity,
+            'inbound port 9000 bypasses istio-proxy, excluded by traffic.sidecar.istio.io/excludeInboundPorts "9000" '
+            "(app.yaml:9): connections reach the app directly, in plaintext, without mTLS identity or "
+            f"AuthorizationPolicy{reason}",
+        )
+    ]
+
+
+def test_outbound_exclusion_of_the_database_port_reads_as_a_startup_race_workaround(tmp_path):
+    text = """apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  template:
+    metadata:
+      annotations:
+        traffic.sidecar.istio.io/excludeOutboundPorts: "5432,6379"
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - name: wait
+          image: busybox
+          env: [{name: DB_PORT, value: "5432"}]
+      containers:
+        - name: migrate
+          image: flyway
+          env:
+            - {name: FLYWAY_URL, value: "jdbc:postgresql://pg.data:5432/app"}
+"""
+    (tmp_path / "job.yaml").write_text(text)
+    report = lint([tmp_path / "job.yaml"], base=str(tmp_path))
+    found = [(f.line, f.severity.name, f.message.replace(str(tmp_path) + "/", ""), f.help) for f in report.findings if f.code == "ML402"]
+    assert found == [
+        (
+            8,
+            "WARNING",
+            'outbound ports 5432, 6379 bypass istio-proxy, excluded by traffic.sidecar.istio.io/excludeOutboundPorts '
+            '"5432,6379" (job.yaml:8): that traffic leaves without mesh mTLS or a client identity (a STRICT destination '
+            "refuses it, a PERMISSIVE one accepts it as plaintext); this looks like a startup-race workaround (init "
+            "container 'wait' env DB_PORT=5432 (line 14) uses 5432, container 'migrate' env "
+            "FLYWAY_URL=jdbc:postgresql://pg.data:5432/app (line 19) uses 5432): native sidecars (the proxy then "
+            "starts before the init containers) would fix the race without losing mTLS",
+            "remove the exclusion; to reach the service before the proxy is ready, use native sidecars (the proxy then "
+            "starts before the init containers)",
+        )
+    ]
+
+
+def test_helm_value_applies_until_an_annotation_replaces_it(tmp_path):
+    (tmp_path / "values.yaml").write_text('global:\n  proxy:\n    excludeOutboundPorts: "3306"\n')
+    app = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  template:
+    metadata:
+      annotations: {annotations}
+    spec:
+      containers: [{{name: app, image: app}}]
+"""
+    (tmp_path / "a.yaml").write_text(app.format(name="inherits", annotations="{}"))
+    (tmp_path / "b.yaml").write_text(app.format(name="replaces", annotations='{traffic.sidecar.istio.io/excludeOutboundPorts: "9042"}'))
+    report = lint([tmp_path], base=str(tmp_path))
+    found = sorted((f.path.rsplit("/", 1)[1], f.line, f.message.split(":")[0]) for f in report.findings if f.code == "ML402")
+    assert found == [
+        ("a.yaml", 6, "outbound port 3306 bypasses istio-proxy, excluded by global.proxy.excludeOutboundPorts \"3306\" (" + str(tmp_path) + "/values.yaml"),
+        ("b.yaml", 7, "outbound port 9042 bypasses istio-proxy, excluded by traffic.sidecar.istio.io/excludeOutboundPorts \"9042\" (" + str(tmp_path) + "/b.yaml"),
+    ]
