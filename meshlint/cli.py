@@ -69,8 +69,9 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--mesh-config", multiple=True, type=click.Path(), help="Context file read every run (IstioOperator, Helm values, Namespaces...). Repeatable.")
 @click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the findings: no summary, no notes.")
+@click.option("--statistics", is_flag=True, help="Also count findings per rule (on stderr for machine formats).")
 @_guarded
-def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet):
+def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet, statistics):
     """Lint PATHS (files or directories; "-" reads stdin; default ".")."""
     from meshlint.config import find_config, load_config
     from meshlint.engine import run
@@ -105,9 +106,14 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
         and "NO_COLOR" not in os.environ
         and sys.stdout.isatty()
     )
-    text = render(config.format, report, color=color)
+    text = render(config.format, report, color=color, statistics=statistics)
     if quiet and config.format == "text":
-        text = "".join(line + "\n" for line in text.splitlines()[:-1])
+        text = "".join(line + "\n" for line in text.splitlines()[:-2])  # the summary and the blank line before it
+    if statistics and config.format != "text":
+        from meshlint.reporters.text_report import statistics as per_rule
+
+        for line in per_rule(report.findings):
+            click.echo(line, err=True)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -118,12 +124,18 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
 
 
 @main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", help="text: one line a rule; markdown: the full rules page (docs/rules.md).")
 @_guarded
-def rules_command():
+def rules_command(fmt):
     """List every rule: code, name, default severity, summary."""
     from meshlint.registry import load_rules
 
     rules = load_rules()
+    if fmt == "markdown":
+        from meshlint.ruledocs import markdown
+
+        click.echo(markdown(rules), nl=False)
+        return
     width = max(len(r.name) for r in rules)
     for r in rules:
         click.echo(f"{r.code:<6} {r.name:<{width}}  {str(r.severity):<7}  {r.summary}")
@@ -131,20 +143,16 @@ def rules_command():
 
 @main.command()
 @click.argument("rule")
+@click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
 @_guarded
-def explain(rule):
+def explain(rule, no_color):
     """Explain a rule (by code or name): why, a bad and a good example, how to fix."""
     from meshlint.registry import load_rules
+    from meshlint.ruledocs import explain as explain_text
 
+    color = not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     for r in load_rules():
         if rule in (r.code, r.name) or rule.upper() == r.code:
-            click.echo(f"{r.code} {r.name} (default severity: {r.severity})\n")
-            click.echo(_dedent(r.doc).strip() + "\n")
+            click.echo(explain_text(r, color=color), nl=False)
             return
     _fail(f"unknown rule {rule!r}; `meshlint rules` lists them")
-
-
-def _dedent(text: str) -> str:
-    import inspect
-
-    return inspect.cleandoc(text)

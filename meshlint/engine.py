@@ -44,6 +44,7 @@ class Report:
     summary: Summary
     rules: list[Rule]
     notes: list[str]  # for stderr: skipped Helm templates, unreadable files found in a walk
+    sources: dict[str, list[str]] = field(default_factory=dict)  # lines of the files with findings
 
 
 def selects(rule: Rule, selector: str) -> bool:
@@ -173,7 +174,8 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     findings.sort()
     for finding in findings:
         summary.by_severity[str(finding.severity)] += 1
-    return Report(findings, summary, active, notes)
+    sources = {f.path: lines[f.path] for f in findings if f.path in lines}
+    return Report(findings, summary, active, notes, sources)
 
 
 def _subjects(rule: Rule, files: list[LoadedFile], resources: list[Resource], mesh: MeshContext):

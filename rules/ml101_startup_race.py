@@ -88,7 +88,13 @@ def native_hint(workload) -> str:
     severity=Severity.WARNING,
     scope="workload",
     kinds=WORKLOAD_KINDS,
-    options={"require-evidence": {"type": "boolean", "default": False}},
+    options={
+        "require-evidence": {
+            "type": "boolean",
+            "default": False,
+            "description": "report only workloads with evidence of startup calls (a Job, network env values or commands)",
+        }
+    },
 )
 def check(workload, ctx):
     # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.

@@ -60,7 +60,38 @@ RACE_TEXT = (
 def test_text_report_and_exit_code_1(project):
     result = invoke("check", "race.yaml")
     assert result.exit_code == 1
-    assert result.output == RACE_TEXT + "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 1 assumed meshed\n"
+    head, help_line = RACE_TEXT.splitlines()
+    assert result.output == (
+        f"{head}\n"
+        "  7 |     metadata:\n"
+        "    |     ^\n"
+        f"{help_line}\n"
+        "\n"
+        "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 1 assumed meshed\n"
+    )
+
+
+def test_text_groups_by_file_with_caret_under_the_column_and_statistics(project):
+    (project / "two.yaml").write_text(RACE.replace("name: web", "name: one") + "---\n" + RACE.replace("name: web", "name: two").replace("      labels: {app: web}", "\tlabels: {app: web}"))
+    result = invoke("check", "two.yaml", "race.yaml", "--statistics", "--select", "ML101,ML001")
+    blocks = result.output.split("\n\n")
+    assert [b.splitlines()[0].split(": ")[0] for b in blocks[:-2]] == ["race.yaml:7:5", "two.yaml:7:5", "two.yaml:21:1"]
+    tab_block = blocks[2].splitlines()  # the tab is shown as one space, so the caret stays under column 1
+    assert tab_block[1:3] == ["  21 |  labels: {app: web}", "     | ^"]
+    assert blocks[-2] == "findings per rule:\n  2  ML101  startup-race       (2 warning)\n  1  ML001  yaml-syntax-error  (1 error)"
+    assert result.exit_code == 1
+
+
+def test_statistics_go_to_stderr_for_machine_formats(project):
+    result = CliRunner().invoke(main, ["check", "race.yaml", "--format", "json", "--statistics"])
+    assert json.loads(result.stdout)["summary"]["findings"]["warning"] == 1
+    assert result.stderr == "findings per rule:\n  1  ML101  startup-race  (1 warning)\n"
+
+
+def test_quiet_prints_only_the_findings(project):
+    result = invoke("check", "race.yaml", "-q")
+    assert result.output.endswith("  help: " + RACE_TEXT.split("  help: ")[1])
+    assert invoke("check", "clean.yaml", "-q").output == ""
 
 
 def test_clean_exit_0(project):

@@ -44,3 +44,37 @@ def test_use_instead_is_silent(rule, tmp_path):
     assert not expectations(path, str(path))
     _, _, report = fixture_run(path)
     assert [f for f in report.findings if f.code == rule.code] == []
+
+
+def test_committed_rules_page_is_current():
+    """docs/rules.md is `meshlint rules --format markdown`; regenerate it when a rule docstring changes."""
+    from click.testing import CliRunner
+
+    from helpers import ROOT
+    from meshlint.cli import main
+
+    generated = CliRunner().invoke(main, ["rules", "--format", "markdown"]).output
+    committed = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert committed == generated, "docs/rules.md is stale: run `meshlint rules --format markdown > docs/rules.md`"
+
+
+def test_rules_page_has_every_rule_once_with_its_sections():
+    from meshlint.ruledocs import markdown
+
+    page = markdown(RULES)
+    for rule in RULES:
+        assert page.count(f"\n## {rule.code} {rule.name}\n") == 1
+        assert f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) |" in page
+    assert page.count("\n### Why is this bad?\n") == len(RULES)
+
+
+def test_explain_is_coloured_only_when_asked():
+    from meshlint.ruledocs import explain
+
+    rule = next(r for r in RULES if r.code == "ML301")
+    plain, coloured = explain(rule), explain(rule, color=True)
+    assert "\033[" not in plain
+    assert plain.startswith("ML301 drain-exceeds-grace (default severity: error)\n\n")
+    assert "\033[1m\033[36mWhy is this bad?\033[0m" in coloured
+    assert "\033[32m          terminationDrainDuration: 45s  # expect: ML301\033[0m" in coloured
+    assert "\033[" not in coloured.replace("\033[1m", "").replace("\033[36m", "").replace("\033[32m", "").replace("\033[2m", "").replace("\033[0m", "")

@@ -1,6 +1,13 @@
-"""`path:line:col: severity CODE name: message`, an indented help line, and a summary line."""
+"""The report for people: findings grouped by file, each with its source line and a caret under the
+column, as compilers print them, then an optional per-rule count and a one-line summary.
+
+Each finding still starts with `path:line:col: severity CODE name: message`, so editors and terminals
+that jump to `path:line:col` keep working.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -20,16 +27,49 @@ def summary_line(summary) -> str:
     return ", ".join(parts)
 
 
-def render(report, *, color: bool = False) -> str:
-    out = []
-    for f in report.findings:
+def statistics(findings) -> list[str]:
+    """Findings per rule, most frequent first: `  3  ML101  startup-race  (2 error, 1 warning)`."""
+    if not findings:
+        return []
+    per_rule = Counter((f.code, f.name) for f in findings)
+    severities: dict[str, Counter] = {}
+    for f in findings:
+        severities.setdefault(f.code, Counter())[str(f.severity)] += 1
+    width = max(len(str(n)) for n in per_rule.values())
+    name_width = max(len(name) for _, name in per_rule)
+    lines = ["findings per rule:"]
+    for (code, name), count in sorted(per_rule.items(), key=lambda item: (-item[1], item[0])):
+        split = ", ".join(f"{n} {s}" for s, n in sorted(severities[code].items(), key=lambda kv: ("error", "warning", "info").index(kv[0])))
+        lines.append(f"  {count:>{width}}  {code:<6} {name:<{name_width}}  ({split})")
+    return lines
+
+
+def render(report, *, color: bool = False, with_statistics: bool = False) -> str:
+    out: list[str] = []
+    sources = getattr(report, "sources", {}) or {}
+    for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
         if color:
-            head = f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET} {f.name}: {f.message}"
-            out.append(head)
-            out.append(f"  {_DIM}help:{_RESET} {f.help}")
+            out.append(f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET} {f.name}: {f.message}")
         else:
             out.append(f"{f.path}:{f.line}:{f.column}: {severity} {f.code} {f.name}: {f.message}")
-            out.append(f"  help: {f.help}")
+        out.extend(_snippet(sources.get(f.path), f.line, f.column, _COLORS[severity] if color else None))
+        out.append(f"  {_DIM}help:{_RESET} {f.help}" if color else f"  help: {f.help}")
+        out.append("")
+    if with_statistics and report.findings:
+        out.extend(statistics(report.findings))
+        out.append("")
     out.append(summary_line(report.summary))
     return "\n".join(out) + "\n"
+
+
+def _snippet(lines, line: int, column: int, color: str | None) -> list[str]:
+    """The source line with a caret under the column; tabs shown as one space so the caret lines up."""
+    if not lines or not 1 <= line <= len(lines):
+        return []
+    source = lines[line - 1].rstrip("\r\n").replace("\t", " ")
+    gutter = " " * len(str(line))
+    caret = " " * (column - 1) + "^"
+    if color:
+        return [f"  {_DIM}{line} |{_RESET} {source}", f"  {_DIM}{gutter} |{_RESET} {color}{caret}{_RESET}"]
+    return [f"  {line} | {source}", f"  {gutter} | {caret}"]
