@@ -90,10 +90,10 @@ def _check_rule_keys(rules: list[Rule], config: Config) -> None:
             raise ConfigError(f"{config.path or 'config'}: {key}: unknown rule; expected a rule code or name")
 
 
-def load_file(path: str) -> LoadedFile:
+def load_file(path: str, display: str | None = None) -> LoadedFile:
     data = inputs_mod.read(path)
     text, problem = decode(data)
-    loaded = load_text(inputs_mod.display_name(path), text)
+    loaded = load_text(display or inputs_mod.display_name(path), text)
     if problem is not None:
         loaded.problems.insert(0, problem)
     return loaded
@@ -122,10 +122,9 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
             continue
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
-            context_files.append(load_file(path))
+            context_files.append(load_file(path, display))  # messages name it as the user would
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
-        context_files[-1].path = display
 
     resources: list[Resource] = []
     for loaded in files:

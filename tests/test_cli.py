@@ -306,3 +306,16 @@ def test_directory_walk_skips_hidden_and_excluded_and_survives_loops(project):
     (project / ".meshlint.yaml").write_text('exclude: ["charts/**"]\n')
     result = invoke("check", ".")
     assert [l.split(":")[0] for l in result.output.splitlines() if "ML101" in l] == ["race.yaml"]
+
+
+def test_readme_example_output_is_what_meshlint_prints(monkeypatch):
+    """The finding quoted in the README is the real output on the shipped examples."""
+    import re
+
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"A finding looks like this:\n\n```\n(.*?)```", readme, re.S).group(1)
+    result = invoke("check", "examples/")
+    assert quoted in result.output
+    assert result.exit_code == 1
+    assert "7 findings" in result.output.splitlines()[-1]
