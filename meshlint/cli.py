@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 
 import click
 
@@ -38,6 +37,8 @@ def _guarded(func):
             sys.exit(EXIT_TROUBLE)
         except Exception as err:  # noqa: BLE001 - never a traceback unless MESHLINT_DEBUG=1
             if os.environ.get("MESHLINT_DEBUG") == "1":
+                import traceback
+
                 traceback.print_exc()
             _fail(f"internal error: {type(err).__name__}: {err} (set MESHLINT_DEBUG=1 for details)")
 
@@ -70,14 +71,15 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the findings: no summary, no notes.")
 @click.option("--statistics", is_flag=True, help="Also count findings per rule (on stderr for machine formats).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
 @_guarded
-def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet, statistics):
+def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet, statistics, jobs):
     """Lint PATHS (files or directories; "-" reads stdin; default ".")."""
     from meshlint.config import find_config, load_config
     from meshlint.engine import run
     from meshlint.mesh import parse_version
     from meshlint.registry import load_rules
-    from meshlint.reporters import render
+    from meshlint.reporters import chunks
 
     config = load_config(config_path if config_path else find_config("."))
     if select:
@@ -94,7 +96,7 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
     config.kubernetes_version = kubernetes_version or config.kubernetes_version
     config.istio_version = istio_version or config.istio_version
 
-    report = run(list(paths) or ["."], config, load_rules(), mesh_config)
+    report = run(list(paths) or ["."], config, load_rules(), mesh_config, jobs=jobs or _cores())
 
     if not quiet:
         for note in report.notes:
@@ -106,21 +108,27 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
         and "NO_COLOR" not in os.environ
         and sys.stdout.isatty()
     )
-    text = render(config.format, report, color=color, statistics=statistics)
-    if quiet and config.format == "text":
-        text = "".join(line + "\n" for line in text.splitlines()[:-2])  # the summary and the blank line before it
+    pieces = chunks(config.format, report, color=color, statistics=statistics, quiet=quiet)
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.writelines(pieces)
+    else:
+        for piece in pieces:
+            click.echo(piece, nl=False)
     if statistics and config.format != "text":
         from meshlint.reporters.text_report import statistics as per_rule
 
         for line in per_rule(report.findings):
             click.echo(line, err=True)
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
     failing = any(f.severity >= config.fail_on for f in report.findings)
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may use, not all the machine has
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 @main.command("rules")

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from meshlint import inputs as inputs_mod
 from meshlint.config import Config, ConfigError
 from meshlint.findings import Finding, Issue, Severity
-from meshlint.loader import LoadedFile, decode, load_text
+from meshlint.loader import LoadedFile, decode, document_chunks, load_chunks, load_text
 from meshlint.mesh import MeshContext, MeshOptions, Versions, parse_version
-from meshlint.model import MESH_CONTEXT_KINDS, WORKLOAD_KINDS, Resource, resources_of
+from meshlint.model import (
+    MESH_CONTEXT_KINDS,
+    WORKLOAD_KINDS,
+    Resource,
+    might_hold_context,
+    resources_of,
+)
 from meshlint.rule import Rule, RuleContext
 from meshlint.suppressions import annotation_suppresses, comment_suppresses
 
 
-@dataclass
+@dataclass(eq=False)
 class Summary:
     files: int = 0
     resources: int = 0
@@ -25,6 +32,10 @@ class Summary:
     skipped_documents: int = 0
     skipped_files: int = 0
     assumed_meshed: int = 0
+
+    def add(self, other: "Summary") -> None:
+        for name in ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -38,13 +49,13 @@ class Summary:
         }
 
 
-@dataclass
+@dataclass(eq=False)
 class Report:
     findings: list[Finding]
     summary: Summary
     rules: list[Rule]
     notes: list[str]  # for stderr: skipped Helm templates, unreadable files found in a walk
-    sources: dict[str, list[str]] = field(default_factory=dict)  # lines of the files with findings
+    sources: dict[str, dict[int, str]] = field(default_factory=dict)  # the lines findings point at
 
 
 def selects(rule: Rule, selector: str) -> bool:
@@ -90,8 +101,9 @@ def _check_rule_keys(rules: list[Rule], config: Config) -> None:
             raise ConfigError(f"{config.path or 'config'}: {key}: unknown rule; expected a rule code or name")
 
 
-def load_file(path: str, display: str | None = None) -> LoadedFile:
-    data = inputs_mod.read(path)
+def load_file(path: str, display: str | None = None, data: bytes | None = None) -> LoadedFile:
+    if data is None:
+        data = inputs_mod.read(path)
     text, problem = decode(data)
     loaded = load_text(display or inputs_mod.display_name(path), text)
     if problem is not None:
@@ -99,82 +111,173 @@ def load_file(path: str, display: str | None = None) -> LoadedFile:
     return loaded
 
 
-def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterable[str] = ()) -> Report:
+@dataclass(eq=False)
+class FileResult:
+    """What checking one file gives; results of many files merge in file order."""
+
+    findings: list[Finding] = field(default_factory=list)
+    snippets: dict[str, dict[int, str]] = field(default_factory=dict)  # source lines findings point at
+    summary: Summary = field(default_factory=Summary)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class _Plan:
+    """Everything the second pass needs, made once; worker processes inherit it when forked."""
+
+    files: list[str]
+    stdin: bytes | None
+    mesh: MeshContext
+    rules: list[Rule]
+    contexts: dict[str, RuleContext]
+    severities: dict[str, Severity | None]
+
+
+def run(
+    paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1
+) -> Report:
+    """Two passes. The first reads only what the mesh context needs (context files, and the documents of
+    the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
+    reads each input on its own, checks it against that context and lets it go, so memory holds the
+    context and the findings, never the whole tree. `jobs` > 1 shares the second pass among processes;
+    the report is the same, byte for byte."""
     _check_rule_keys(rules, config)
     active = active_rules(rules, config)
     options = {rule.code: rule_options(rule, config) for rule in active}
     collected = inputs_mod.collect(paths or ["."], config.exclude, config.base)
     notes = list(collected.warnings)
-    summary = Summary()
 
-    files: list[LoadedFile] = []
-    for path in collected.files:
-        try:
-            files.append(load_file(path))
-        except OSError as err:
-            notes.append(f"{path}: {err.strerror or err}; skipped")
-    summary.files = len(files)
+    stdin = inputs_mod.read(inputs_mod.STDIN) if inputs_mod.STDIN in collected.files else None
+    mesh = _mesh_context(collected.files, stdin, config, mesh_config)
+    plan = _Plan(
+        files=collected.files,
+        stdin=stdin,
+        mesh=mesh,
+        rules=active,
+        contexts={rule.code: RuleContext(mesh=mesh, options=options[rule.code]) for rule in active},
+        severities={rule.code: _severity_for(rule, config) for rule in active},
+    )
+    results = _parallel(plan, jobs) if jobs > 1 and len(plan.files) >= _PARALLEL_FROM else map(lambda p: _check_file(plan, p), plan.files)
 
-    targets = {os.path.realpath(p) for p in collected.files if p != inputs_mod.STDIN}
-    context_files: list[LoadedFile] = []
+    summary, findings, sources = Summary(), [], {}
+    for result in results:
+        summary.add(result.summary)
+        findings.extend(result.findings)
+        notes.extend(result.notes)
+        for path, lines in result.snippets.items():
+            sources.setdefault(path, {}).update(lines)
+    findings.sort(key=_order)
+    for finding in findings:
+        summary.by_severity[str(finding.severity)] += 1
+    return Report(findings, summary, active, notes, sources)
+
+
+def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str]) -> MeshContext:
+    """The first pass. The context takes its facts from each resource as it is read, and the resource
+    is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
+    options = MeshOptions(
+        default_injection=config.default_injection,
+        injected_namespaces=config.injected_namespaces,
+        root_namespace=config.root_namespace,
+        versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version)),
+    )
+    return MeshContext(_context_resources(files, stdin, config, mesh_config), options)
+
+
+def _context_resources(files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str]) -> Iterator[Resource]:
+    targets = {os.path.realpath(p) for p in files if p != inputs_mod.STDIN}
     for path in list(config.mesh_context) + list(mesh_config):
         if os.path.realpath(path) in targets:
             continue
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
-            context_files.append(load_file(path, display))  # messages name it as the user would
+            loaded = load_file(path, display)  # messages name it as the user would
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
+        yield from (r for d in loaded.documents for r in resources_of(d))
+    for path in files:
+        try:
+            data = stdin if path == inputs_mod.STDIN else inputs_mod.read(path)
+        except OSError:
+            continue  # the second pass reports it
+        text, _ = decode(data)
+        chunks = [c for c in document_chunks(text) if might_hold_context(c[1])]
+        for document in load_chunks(inputs_mod.display_name(path), chunks):
+            yield from (r for r in resources_of(document) if r.kind in MESH_CONTEXT_KINDS)
 
+
+# Forking workers costs more than checking a handful of files (a pre-commit run).
+_PARALLEL_FROM = 32
+_PLAN: _Plan | None = None
+
+
+def _parallel(plan: _Plan, jobs: int):
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return [_check_file(plan, p) for p in plan.files]  # workers could not inherit the context
+    global _PLAN
+    _PLAN = plan
+    try:
+        size = max(1, len(plan.files) // (jobs * 8))
+        batches = [range(i, min(i + size, len(plan.files))) for i in range(0, len(plan.files), size)]
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return [result for batch in pool.imap(_check_batch, batches) for result in batch]
+    finally:
+        _PLAN = None
+
+
+def _check_batch(indexes: range) -> list[FileResult]:
+    plan = _PLAN
+    return [_check_file(plan, plan.files[i]) for i in indexes]
+
+
+def _check_file(plan: _Plan, path: str) -> FileResult:
+    result = FileResult()
+    try:
+        loaded = load_file(path, data=plan.stdin if path == inputs_mod.STDIN else None)
+    except OSError as err:
+        result.notes.append(f"{path}: {err.strerror or err}; skipped")
+        return result
+    summary = result.summary
+    summary.files = 1
+    if loaded.skipped:
+        summary.skipped_files += 1
+        result.notes.append(f"{loaded.path}: skipped: {loaded.skipped}")
     resources: list[Resource] = []
-    for loaded in files:
-        if loaded.skipped:
-            summary.skipped_files += 1
-            notes.append(f"{loaded.path}: skipped: {loaded.skipped}")
-        for document in loaded.documents:
-            found = list(resources_of(document))
-            if not found:
+    for document in loaded.documents:
+        found = list(resources_of(document))
+        if not found:
+            summary.skipped_documents += 1
+        for resource in found:
+            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
+                resources.append(resource)
+            else:
                 summary.skipped_documents += 1
-            for resource in found:
-                if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
-                    resources.append(resource)
-                else:
-                    summary.skipped_documents += 1
     summary.resources = len(resources)
-    context_resources = [r for f in context_files for d in f.documents for r in resources_of(d)]
-
-    mesh = MeshContext(
-        context_resources + resources,
-        MeshOptions(
-            default_injection=config.default_injection,
-            injected_namespaces=config.injected_namespaces,
-            root_namespace=config.root_namespace,
-            versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version)),
-        ),
-    )
+    mesh = plan.mesh
     for resource in resources:
         view = mesh.workload(resource) if resource.is_workload else None
         if view is not None and view.injection.sidecar and view.injection.assumed:
             summary.assumed_meshed += 1
-
-    lines = {f.path: f.lines for f in files}
-    findings: list[Finding] = []
-    for rule in active:
-        context = RuleContext(mesh=mesh, options=options[rule.code])
-        severity = _severity_for(rule, config)
-        for subject, resource in _subjects(rule, files, resources, mesh):
+    lines = loaded.lines
+    for rule in plan.rules:
+        context = plan.contexts[rule.code]
+        for subject, resource in _subjects(rule, [loaded], resources, mesh):
             for issue in rule.check(subject, context):
-                if annotation_suppresses(resource, rule) or comment_suppresses(
-                    lines.get(issue.position.path, []), issue.position.line, rule
-                ):
+                if annotation_suppresses(resource, rule) or comment_suppresses(lines, issue.position.line, rule):
                     summary.suppressed += 1
                     continue
-                findings.append(_finding(rule, issue, severity, resource))
-    findings.sort()
-    for finding in findings:
-        summary.by_severity[str(finding.severity)] += 1
-    sources = {f.path: lines[f.path] for f in findings if f.path in lines}
-    return Report(findings, summary, active, notes, sources)
+                result.findings.append(_finding(rule, issue, plan.severities[rule.code], resource))
+                if 1 <= issue.position.line <= len(lines):
+                    result.snippets.setdefault(issue.position.path, {})[issue.position.line] = lines[issue.position.line - 1]
+    return result
+
+
+def _order(finding: Finding) -> tuple:
+    """Path, line, column, then everything else, so the order never depends on how files were shared out."""
+    resource = finding.resource
+    return (*finding[:-1], (resource.kind, resource.namespace, resource.name) if resource else ())
 
 
 def _subjects(rule: Rule, files: list[LoadedFile], resources: list[Resource], mesh: MeshContext):
@@ -207,7 +310,7 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         name=rule.name,
         severity=severity,
         message=issue.message,
-        help=issue.help,
+        help=sys.intern(issue.help),  # most help texts repeat; one copy each
         resource=resource.identity if resource is not None else None,
     )
 

@@ -8,7 +8,7 @@ so messages can list it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from meshlint.findings import Position
 from meshlint.model import BATCH_KINDS, Container, PodTemplate
@@ -21,8 +21,7 @@ _NETWORK_COMMANDS = frozenset(("migrate", "flyway", "liquibase", "alembic", "cur
 _WORD = re.compile(r"[^\s;&|()'\"`=]+")
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
     what: str
     position: Position
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -21,8 +21,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, order=True)
-class Position:
+class Position(NamedTuple):
     """A 1-based place in an input file."""
 
     path: str
@@ -33,8 +32,7 @@ class Position:
         return f"{self.path}:{self.line}"
 
 
-@dataclass(frozen=True)
-class ResourceId:
+class ResourceId(NamedTuple):
     kind: str
     name: str
     namespace: str
@@ -44,8 +42,7 @@ class ResourceId:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass(frozen=True)
-class Issue:
+class Issue(NamedTuple):
     """What a rule yields: where, what, how to fix; the engine adds the rule's identity."""
 
     position: Position
@@ -54,17 +51,16 @@ class Issue:
     severity: Severity | None = None  # None: the rule's configured severity
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     line: int
     column: int
     code: str
-    name: str = field(compare=True)
-    severity: Severity = field(compare=True)
-    message: str = field(compare=True)
-    help: str = field(compare=True)
-    resource: ResourceId | None = field(default=None, compare=False)
+    name: str
+    severity: Severity
+    message: str
+    help: str
+    resource: ResourceId | None = None
 
     @property
     def position(self) -> Position:

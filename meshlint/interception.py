@@ -8,9 +8,8 @@ malformed, so a malformed value is reported once, as such, and never read as a l
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from meshlint.setting import Setting
 
@@ -21,8 +20,7 @@ INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 ALWAYS_EXCLUDED_INBOUND = frozenset((15090, 15021, 15020))
 
 
-@dataclass(frozen=True)
-class Knob:
+class Knob(NamedTuple):
     """One interception setting: its annotation, its Helm `global.proxy` key, default, and format."""
 
     name: str
@@ -49,8 +47,7 @@ KNOBS = {
 }
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(NamedTuple):
     """A knob's value read the injector's way: everything (`*`), a list of items, or a problem."""
 
     everything: bool = False
@@ -93,6 +90,8 @@ def parse_cidrs(text: str) -> Parsed:
     """Comma-separated CIDRs, each parsed whole (`netip.ParsePrefix`): no spaces, `/len` required."""
     if text == "":
         return Parsed()
+    import ipaddress  # only pods with CIDR annotations need it
+
     cidrs, offset = [], 0
     for item in text.split(","):
         at = offset
@@ -126,8 +125,7 @@ def covers_everything(cidr: str) -> bool:
     return cidr.partition("/")[2] == "0"
 
 
-@dataclass(frozen=True)
-class Interception:
+class Interception(NamedTuple):
     """The effective value of one knob for one workload, and where it came from."""
 
     knob: Knob

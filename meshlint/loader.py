@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from meshlint.document import Document, Node, PositionTable
 from meshlint.findings import Position
@@ -27,14 +27,13 @@ _TAG = "tag:yaml.org,2002:"
 _TRUE = frozenset(("yes", "true", "on", "y"))
 
 
-@dataclass(frozen=True)
-class SyntaxProblem:
+class SyntaxProblem(NamedTuple):
     line: int
     column: int
     message: str
 
 
-@dataclass
+@dataclass(eq=False)
 class LoadedFile:
     path: str
     documents: list[Document] = field(default_factory=list)
@@ -48,18 +47,61 @@ class _DocumentTooDeep(Exception):
     pass
 
 
-_yaml = None
+_loader_class = None
 
 
-def _composer():
-    global _yaml
-    if _yaml is None:
-        from ruamel.yaml import YAML
+def _compose_all(text: str):
+    """The C composer's nodes for each document of `text`, read as YAML 1.1.
 
-        yaml = YAML(typ="safe", pure=False)
-        yaml.version = (1, 1)
-        _yaml = yaml
-    return _yaml
+    One loader per text, with no reference back to itself: ruamel.yaml's own `YAML.compose_all`
+    builds a loader class per call whose instance refers to itself, so its C buffers wait for the
+    cyclic garbage collector, and a run over a big tree grows by the size of the tree.
+    """
+    global _loader_class
+    if _loader_class is None:
+        _loader_class = _make_loader_class()
+    loader = _loader_class(text)
+    try:
+        while loader.check_node():
+            yield loader.get_node()
+    finally:
+        loader.dispose()
+
+
+def _make_loader_class():
+    """ruamel.yaml's C parser with a resolver that has its YAML 1.1 table looked up once.
+
+    The stock `resolve` asks which YAML version the document declares for each scalar it sees, which
+    costs more than composing the scalar; meshlint reads every document as YAML 1.1, as Kubernetes does.
+    """
+    from ruamel.yaml import CParser
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver, implicit_resolvers
+    from ruamel.yaml.tag import Tag
+
+    table: dict = {}
+    for versions, tag, regexp, first in implicit_resolvers:
+        if (1, 1) in versions:
+            for char in first if first is not None else [None]:
+                table.setdefault(char, []).append((tag, regexp))
+    tags: dict = {}
+
+    class Loader11(CParser, VersionedResolver):
+        def __init__(self, text: str):
+            CParser.__init__(self, text)
+            VersionedResolver.__init__(self, version=(1, 1), loader=None)
+
+        def resolve(self, kind, value, implicit):
+            if kind is ScalarNode and implicit[0]:
+                for tag, regexp in (*table.get(value[:1], ()), *table.get(None, ())):
+                    if regexp.match(value):
+                        cached = tags.get(tag)
+                        if cached is None:
+                            cached = tags[tag] = Tag(suffix=tag)
+                        return cached
+            return VersionedResolver.resolve(self, kind, value, (False, False))
+
+    return Loader11
 
 
 def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
@@ -100,6 +142,28 @@ def load_text(path: str, text: str) -> LoadedFile:
     return loaded
 
 
+def document_chunks(text: str) -> list[tuple[int, str]]:
+    """The `---`-separated parts of a file as (first line, 0-based; text), without composing them."""
+    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    chunks = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(text)
+        chunks.append((text.count("\n", 0, start), text[start:end]))
+    return chunks
+
+
+def load_chunks(path: str, chunks: list[tuple[int, str]]) -> list[Document]:
+    """Compose only some parts of a file, each at its own line numbers; parts that fail are left out
+    (reading the whole file reports them)."""
+    documents = []
+    for line_offset, chunk in chunks:
+        # Leading newlines keep the composer's line numbers equal to the file's.
+        loaded = load_text(path, "\n" * line_offset + chunk)
+        if not loaded.problems:
+            documents.extend(loaded.documents)
+    return documents
+
+
 def _compose_by_document(loaded: LoadedFile, text: str) -> None:
     """Read each `---`-separated part on its own, so one broken document does not hide the others."""
     starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
@@ -118,7 +182,7 @@ def _compose_by_document(loaded: LoadedFile, text: str) -> None:
 
 
 def _compose_into(loaded: LoadedFile, text: str, index: int) -> int:
-    for node in _composer().compose_all(text):
+    for node in _compose_all(text):
         if node is None:
             continue
         converter = _Converter(loaded.path, _file_place)
@@ -222,7 +286,7 @@ class _Converter:
         place = self.place
         merged: list[dict] = []
         for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge" or (key_node.id == "scalar" and key_node.value == "<<" and key_node.tag.endswith(":merge")):
+            if key_node.id == "scalar" and key_node.value == "<<" and _tag(key_node).endswith(":merge"):
                 merged.append(self.convert(value_node, depth + 1))
                 continue
             key = self.convert(key_node, depth + 1)
@@ -269,8 +333,16 @@ def _raw(node, value) -> str | None:
     return None
 
 
+def _tag(node) -> str:
+    """The node's tag as text; resolved tags (no handle) skip ruamel.yaml's slower conversion."""
+    ctag = node.ctag
+    if ctag is None:
+        return ""
+    return ctag.suffix if ctag.handle is None else str(ctag)
+
+
 def _scalar(node) -> Any:
-    tag: str = node.tag
+    tag: str = _tag(node)
     text: str = node.value
     if not tag.startswith(_TAG):
         return text
@@ -332,8 +404,7 @@ def _float11(text: str) -> Any:
 # --- YAML held inside a string (proxy.istio.io/config, the istio ConfigMap's data.mesh) -------------
 
 
-@dataclass
-class Embedded:
+class Embedded(NamedTuple):
     """The result of parsing YAML or JSON held in a string value."""
 
     root: Node | None
@@ -345,7 +416,7 @@ def parse_embedded(host: Node, lines: list[str]) -> Embedded:
     text = host.text or ""
     place = embedded_place(host, lines)
     try:
-        nodes = [n for n in _composer().compose_all(text) if n is not None]
+        nodes = [n for n in _compose_all(text) if n is not None]
     except Exception as err:  # noqa: BLE001
         inner = _problem_from(err, text)
         line, col = place(inner.line - 1, inner.column - 1)

@@ -9,20 +9,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
-from packaging.version import InvalidVersion, Version
+if TYPE_CHECKING:
+    from packaging.version import Version
+
 
 from meshlint import proxyconfig
 from meshlint.document import Node
 from meshlint.durations import parse_duration
 from meshlint.findings import Position
-from meshlint.interception import INTERCEPTION_MODE, Interception, effective as effective_interception
+from meshlint.interception import INTERCEPTION_MODE, Interception
+from meshlint.interception import effective as effective_interception
 from meshlint.loader import SyntaxProblem, parse_embedded
+from meshlint.model import (
+    HELM_VALUES,
+    MESH_CONFIG_KINDS,
+    PodTemplate,
+    Resource,
+    pod_template,
+    string_map,
+)
 from meshlint.prestop import PreStopSleep, prestop_sleep
 from meshlint.quitcalls import QuitCall, quit_calls
 from meshlint.setting import Setting
-from meshlint.model import HELM_VALUES, MESH_CONFIG_KINDS, PodTemplate, Resource, pod_template, string_map
 
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
 PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
@@ -41,8 +51,7 @@ GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBoo
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 
 
-@dataclass(frozen=True)
-class Versions:
+class Versions(NamedTuple):
     istio: Version | None = None
     kubernetes: Version | None = None
 
@@ -50,24 +59,25 @@ class Versions:
 def parse_version(text: str | None) -> Version | None:
     if not text:
         return None
+    # packaging is imported only by runs that name a version: most pre-commit runs do not.
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(str(text).lstrip("v"))
     except InvalidVersion:
         return None
 
 
-@dataclass
-class MeshOptions:
+class MeshOptions(NamedTuple):
     """The `mesh:` section of the config and the target versions."""
 
     default_injection: str = "enabled"
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
-    versions: Versions = field(default_factory=Versions)
+    versions: Versions = Versions()
 
 
-@dataclass(frozen=True)
-class Injection:
+class Injection(NamedTuple):
     """Does the workload get an Istio sidecar, and why. `assumed` when only the default decided it."""
 
     sidecar: bool
@@ -76,8 +86,7 @@ class Injection:
     ambient: bool = False
 
 
-@dataclass(frozen=True)
-class ProxyConfigAnnotation:
+class ProxyConfigAnnotation(NamedTuple):
     """The pod template's `proxy.istio.io/config`: its node, its parsed body, or why it did not parse."""
 
     node: Node
@@ -85,7 +94,7 @@ class ProxyConfigAnnotation:
     problem: SyntaxProblem | None
 
 
-@dataclass
+@dataclass(eq=False)
 class MeshSource:
     """One resource that configures the mesh (IstioOperator, Helm values, an istio ConfigMap)."""
 
@@ -97,15 +106,24 @@ class MeshSource:
     problems: list[SyntaxProblem] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class PeerAuthentication:
+class ServiceTargets(NamedTuple):
+    """What the mesh context keeps of a Service: whom it selects and which pod ports it sends to
+    (kept small: a run keeps one per Service in the tree, not the Service's document)."""
+
+    name: str
+    namespace: str
+    selector: tuple[tuple[str, str], ...]
+    targets: tuple[tuple[Any, Position], ...]  # targetPort (number or port name), or the port itself
+
+
+class PeerAuthentication(NamedTuple):
     namespace: str
     selector: dict[str, str] | None
     mode: Setting | None
     port_modes: dict[int, Setting]
 
 
-@dataclass
+@dataclass(eq=False)
 class WorkloadMesh:
     """Everything the rules need to know about one workload's mesh setup."""
 
@@ -175,13 +193,12 @@ class MeshContext:
         self.namespaces: dict[str, dict[str, Node]] = {}
         self.sources: list[MeshSource] = []
         self.peer_authentications: list[PeerAuthentication] = []
-        self.services: list[Resource] = []
+        self.services: list[ServiceTargets] = []
         self.default_config: dict[str, Setting] = {}
         self.default_proxy_metadata: dict[str, Setting] = {}
         self.helm_proxy: dict[str, Setting] = {}
         self.native_env: Setting | None = None
         self.compatibility_version: Setting | None = None
-        self._workloads: dict[int, WorkloadMesh] = {}
         for resource in resources:
             self._add(resource)
 
@@ -192,7 +209,7 @@ class MeshContext:
         if kind == "Namespace":
             self.namespaces[resource.name] = string_map(resource.metadata.get("labels"))
         elif kind == "Service":
-            self.services.append(resource)
+            self.services.append(_service_targets(resource))
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource))
         elif kind in MESH_CONFIG_KINDS:
@@ -225,15 +242,20 @@ class MeshContext:
             self.compatibility_version = Setting(node.text, node.pos)
 
     def source_for(self, resource: Resource) -> MeshSource | None:
+        """The mesh source read from this resource. By position, not identity: the run reads mesh
+        sources in a first pass and checks the same documents, read again, in the second."""
+        where = (resource.path, resource.root.pos.line, resource.root.pos.column)
         for source in self.sources:
-            if source.resource is resource:
+            root = source.resource.root.pos
+            if (source.resource.path, root.line, root.column) == where:
                 return source
         return None
 
     # --- per workload ----------------------------------------------------------------------------
 
     def workload(self, resource: Resource) -> WorkloadMesh | None:
-        cached = self._workloads.get(id(resource))
+        # Kept on the resource itself, so it lives exactly as long as the file being checked.
+        cached = resource.__dict__.get("_mesh_view")
         if cached is not None:
             return cached
         template = pod_template(resource)
@@ -258,7 +280,7 @@ class MeshContext:
             interception=effective_interception(template.annotations(), self.helm_proxy),
             interception_mode=_interception_mode(template, proxy_config),
         )
-        self._workloads[id(resource)] = view
+        resource.__dict__["_mesh_view"] = view
         return view
 
     def _effective_proxy_config(self, annotation: ProxyConfigAnnotation | None) -> tuple[dict, dict]:
@@ -332,7 +354,7 @@ class MeshContext:
         versions = self.options.versions
         annotation = template.annotations().get(NATIVE_ANNOTATION)
         if annotation is not None and annotation.text in ("true", "false"):
-            if versions.istio is None or versions.istio >= Version("1.24"):
+            if versions.istio is None or versions.istio >= parse_version("1.24"):
                 return Setting(annotation.text == "true", annotation.pos, f"{NATIVE_ANNOTATION} annotation")
         env = self.native_env
         if env is not None and env.value in ("true", "false"):
@@ -342,10 +364,10 @@ class MeshContext:
         compat = self.compatibility_version
         if compat is not None and compat.value in ("1.24", "1.25", "1.26"):
             return Setting(False, compat.origin, f"compatibilityVersion {compat.value}")
-        if versions.istio is not None and versions.istio < Version("1.27"):
+        if versions.istio is not None and versions.istio < parse_version("1.27"):
             return Setting(False, None, f"Istio {versions.istio} does not default to native sidecars")
         if versions.istio is not None and versions.kubernetes is not None:
-            auto = versions.kubernetes >= Version("1.33")
+            auto = versions.kubernetes >= parse_version("1.33")
             return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with Istio {versions.istio} on Kubernetes {versions.kubernetes}")
         return Setting(False, None, VERSIONS_UNKNOWN)
 
@@ -396,21 +418,15 @@ class MeshContext:
                     named[port.get("name").text] = number
         targets: dict[int, list[Setting]] = {}
         for service in self.services:
-            if service.namespace != template.owner.namespace:
+            if service.namespace != template.owner.namespace or not service.selector:
                 continue
-            selector = service.root.path("spec", "selector")
-            if not selector.is_map or not selector.value:
+            if any(labels.get(k) != v for k, v in service.selector):
                 continue
-            if any(labels.get(str(k)) != v.text for k, v in selector.items()):
-                continue
-            for port in service.root.path("spec", "ports").elements():
-                target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
-                value = target.value
+            for value, position in service.targets:
                 number = named.get(value) if isinstance(value, str) else value
                 if isinstance(number, int) and not isinstance(number, bool):
-                    targets.setdefault(number, []).append(Setting(f"Service {service.name}", target.pos))
+                    targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
         return targets
-
 
     def mtls_mode(self, namespace: str, labels: dict[str, str], port: int | None = None) -> Setting:
         """The PeerAuthentication mode in force: selector over namespace over mesh; UNSET inherits."""
@@ -478,6 +494,17 @@ def _interception_mode(template: PodTemplate, proxy_config: dict[str, Setting]) 
     if setting is not None:
         return Setting(setting.value, setting.origin, "proxy.istio.io/config interceptionMode", local=setting.local)
     return Setting("REDIRECT", None)
+
+
+def _service_targets(resource: Resource) -> ServiceTargets:
+    spec = resource.root.get("spec")
+    selector = spec.get("selector")
+    pairs = tuple((str(k), v.text) for k, v in selector.items()) if selector.is_map else ()
+    targets = []
+    for port in spec.get("ports").elements():
+        target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
+        targets.append((target.value, target.pos))
+    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets))
 
 
 def _peer_authentication(resource: Resource) -> PeerAuthentication:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 from meshlint.document import Document, Node
@@ -31,23 +33,46 @@ HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibi
 MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
 MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication")) | MESH_CONFIG_KINDS
 
+# A cheap look at a document's text: could it be a mesh-context resource? Only those are composed
+# before the run's main pass; anything that says no here is read once, in the main pass. Only
+# ConfigMaps named istio* configure the mesh; Lists may hold anything.
+_CONTEXT_KIND = re.compile(
+    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|PeerAuthentication|IstioOperator|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
+)
+_CONFIGMAP = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
+_ISTIO_NAME = re.compile(r"^[ \t]+name:[ \t]*[\"']?istio", re.M)
+_TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)
+_HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS)) + r"):", re.M)
 
-@dataclass
+
+def might_hold_context(text: str) -> bool:
+    """False only when the document surely holds no mesh-context resource (top-level keys at column 0)."""
+    if _CONTEXT_KIND.search(text):
+        return True
+    if _CONFIGMAP.search(text):
+        return bool(_ISTIO_NAME.search(text))
+    if not _TOP_KIND.search(text):
+        return bool(_HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
+    return False
+
+
+@dataclass(eq=False)
 class Resource:
     kind: str
     api_version: str
     root: Node
     document: Document
 
-    @property
+    # Read-only views of the document, asked for by many rules: computed once per resource.
+    @cached_property
     def metadata(self) -> Node:
         return self.root.get("metadata")
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.metadata.get("name").text or ""
 
-    @property
+    @cached_property
     def namespace(self) -> str:
         return self.metadata.get("namespace").text or ""
 
@@ -62,6 +87,10 @@ class Resource:
     @property
     def is_workload(self) -> bool:
         return self.kind in WORKLOAD_KINDS
+
+    @cached_property
+    def template(self) -> "PodTemplate | None":
+        return _find_template(self)
 
 
 def resources_of(document: Document) -> Iterator[Resource]:
@@ -82,7 +111,7 @@ def resources_of(document: Document) -> Iterator[Resource]:
         yield Resource(HELM_VALUES, "", root, document)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """A container of a pod template; `init` for init containers (native sidecars are init containers)."""
 
@@ -90,7 +119,7 @@ class Container:
     init: bool
     index: int
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.node.get("name").text or f"#{self.index}"
 
@@ -117,36 +146,45 @@ class Container:
         return name.pos if name.exists else self.node.pos
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PodTemplate:
     """The pod a workload creates: what the injection webhook and the kubelet see."""
 
     node: Node
     owner: Resource
 
-    @property
+    # Every rule asks for these; they are computed once per template (callers must not mutate them).
+    @cached_property
     def metadata(self) -> Node:
         return self.node.get("metadata")
 
-    @property
+    @cached_property
     def spec(self) -> Node:
         return self.node.get("spec")
 
     def labels(self) -> dict[str, Node]:
-        return string_map(self.metadata.get("labels"))
+        return self._labels
 
     def annotations(self) -> dict[str, Node]:
+        return self._annotations
+
+    @cached_property
+    def _labels(self) -> dict[str, Node]:
+        return string_map(self.metadata.get("labels"))
+
+    @cached_property
+    def _annotations(self) -> dict[str, Node]:
         return string_map(self.metadata.get("annotations"))
 
-    @property
+    @cached_property
     def containers(self) -> list[Container]:
         return [Container(node, False, i) for i, node in enumerate(self.spec.get("containers").elements()) if node.is_map]
 
-    @property
+    @cached_property
     def init_containers(self) -> list[Container]:
         return [Container(node, True, i) for i, node in enumerate(self.spec.get("initContainers").elements()) if node.is_map]
 
-    @property
+    @cached_property
     def all_containers(self) -> list[Container]:
         return self.init_containers + self.containers
 
@@ -160,6 +198,11 @@ class PodTemplate:
 
 
 def pod_template(resource: Resource) -> PodTemplate | None:
+    """The resource's pod template, the same object on every call (rules and the mesh share it)."""
+    return resource.template
+
+
+def _find_template(resource: Resource) -> PodTemplate | None:
     path = POD_TEMPLATE_PATHS.get(resource.kind)
     if path is None:
         return None

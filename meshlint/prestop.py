@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from meshlint.findings import Position
 from meshlint.model import Container
@@ -22,8 +22,7 @@ _SLEEP_ARG = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd]?)$")
 _SUFFIX = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-@dataclass(frozen=True)
-class PreStopSleep:
+class PreStopSleep(NamedTuple):
     container: Container
     seconds: float  # math.inf for `sleep infinity`
     position: Position  # the seconds value, or the `sleep` command inside a script

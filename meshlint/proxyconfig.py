@@ -5,21 +5,19 @@ The shipped JSON Schema is the one list of fields and JSON types; everything her
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from meshlint.document import Node
 from meshlint.findings import Position
+from meshlint.schemas import fits, read_schema
 
 
 @lru_cache(maxsize=1)
 def schema() -> dict:
-    return json.loads(resources.files("meshlint.schemas").joinpath("proxyconfig.schema.json").read_text("utf-8"))
+    return read_schema("proxyconfig.schema.json")
 
 
 @lru_cache(maxsize=1)
@@ -42,12 +40,13 @@ def normalized_fields(body: Node) -> dict[str, Node]:
 
 
 def suggestion(key: str) -> str | None:
+    import difflib
+
     close = difflib.get_close_matches(camel_case(key), sorted(field_names()), n=1, cutoff=0.75)
     return close[0] if close else None
 
 
-@dataclass(frozen=True)
-class SchemaProblem:
+class SchemaProblem(NamedTuple):
     position: Position
     field: str
     message: str
@@ -68,8 +67,10 @@ def validate(body: Node) -> list[SchemaProblem]:
             problems.append(SchemaProblem(node.key_pos or node.pos, name, f"unknown ProxyConfig field {name!r} is silently ignored by Istio{tail}", True))
     if not known:
         return problems
-    validator = _validator()
     instance = {name: node.value for name, node in known.items()}
+    if fits(instance, schema()):
+        return problems
+    validator = _validator()
     for error in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]):
         path = list(error.absolute_path)
         node = body

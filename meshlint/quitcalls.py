@@ -10,12 +10,13 @@ work fails.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from meshlint.document import Node
 from meshlint.findings import Position
 from meshlint.model import Container
-from meshlint.shell import is_shell, segment_position, segments, words as _words
+from meshlint.shell import is_shell, segment_position, segments
+from meshlint.shell import words as _words
 
 _QUIT = re.compile(r"(?:(?:localhost|127\.0\.0\.1|\[::1\])?:(15020|15000))?/?quitquitquit")
 _SKIP_WORDS = frozenset(("exec", "sudo", "command", "then", "do", "else", "{", "(", "!", "nohup", "time"))
@@ -24,8 +25,7 @@ _TRAP_EXIT = re.compile(r"(^|[\s;])trap\s+.*\b(EXIT|0)\b", re.M)
 _CURL_POST = re.compile(r"^(-X\s*POST|--request(=|\s+)POST|-d.*|--data.*|-F.*|--form.*|--json.*)$")
 
 
-@dataclass(frozen=True)
-class QuitCall:
+class QuitCall(NamedTuple):
     container: Container
     command: str  # the simple command that makes the call, as written
     position: Position

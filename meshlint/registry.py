@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
-from typing import Iterable
+import importlib
+import os
+import re
+import sys
+from typing import Any, Iterable, NamedTuple
 
 from meshlint.rule import CODE_PATTERN, NAME_PATTERN, SCOPES, Rule
 
@@ -14,13 +17,71 @@ class RegistryError(Exception):
     """A plugin (or built-in rule) that cannot be registered: exit 2 with this message."""
 
 
-def load_rules(points: Iterable[EntryPoint] | None = None) -> list[Rule]:
+class Point(NamedTuple):
+    """An entry point as installed (`name = module:attr`), loadable like importlib.metadata's."""
+
+    name: str
+    value: str
+
+    def load(self) -> Any:
+        module, _, attrs = self.value.partition(":")
+        obj = importlib.import_module(module.strip())
+        for attr in attrs.split("[", 1)[0].strip().split(".") if attrs else ():
+            obj = getattr(obj, attr)
+        return obj
+
+
+def installed_points(group: str = GROUP) -> list[Point]:
+    """The group's entry points of every distribution on sys.path, read from its entry_points.txt.
+
+    What importlib.metadata.entry_points(group=...) returns, found without importing it: that import
+    alone costs a pre-commit run a fifth of its start-up. The first distribution of a name wins, as
+    with importlib.metadata.
+    """
+    seen: set[str] = set()
+    points: list[Point] = []
+    for base in sys.path:
+        try:
+            entries = sorted(os.scandir(base or "."), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            dist = re.sub(r"[-_.]+", "-", re.split(r"-\d", entry.name.rsplit(".", 1)[0], maxsplit=1)[0]).lower()
+            if dist in seen:
+                continue
+            seen.add(dist)
+            try:
+                with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            points.extend(_section(text, group))
+    return points
+
+
+def _section(text: str, group: str) -> list[Point]:
+    points, current = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+        elif current == group and "=" in line:
+            name, _, value = line.partition("=")
+            points.append(Point(name.strip(), value.strip()))
+    return points
+
+
+def load_rules(points: Iterable[Any] | None = None) -> list[Rule]:
     """Every registered rule, sorted by code; duplicate or malformed codes are refused."""
     if points is None:
-        points = entry_points(group=GROUP)
+        points = installed_points()
     by_code: dict[str, tuple[Rule, str]] = {}
     by_name: dict[str, str] = {}
-    for point in sorted(points, key=lambda p: (p.name, p.value)):
+    for point in sorted(points, key=lambda p: (p.name, p.value)):  # importlib.metadata's or Point
         origin = f"entry point {point.name!r} ({point.value})"
         try:
             obj = point.load()

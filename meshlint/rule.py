@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from meshlint.findings import Issue, Severity
 
@@ -14,15 +14,14 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 SCOPES = ("file", "resource", "workload")
 
 
-@dataclass(frozen=True)
-class RuleContext:
+class RuleContext(NamedTuple):
     """What a check may read besides its subject: the mesh context and its own options (read-only)."""
 
     mesh: Any
     options: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rule:
     code: str
     name: str

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from meshlint.document import Node
 from meshlint.findings import Position
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """An effective value and where it came from; `origin` None means Istio's or Kubernetes' default."""
 
     value: Any

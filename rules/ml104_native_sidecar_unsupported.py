@@ -52,18 +52,16 @@ spec:
 
 from __future__ import annotations
 
-from packaging.version import Version
-
 from meshlint.findings import Issue, Severity
-from meshlint.mesh import NATIVE_ANNOTATION
+from meshlint.mesh import NATIVE_ANNOTATION, parse_version
 from meshlint.model import MESH_CONFIG_KINDS, WORKLOAD_KINDS, pod_template
 from meshlint.rule import rule
 
-SUPPORTED = Version("1.29")
+SUPPORTED = "1.29"
 
 
-def _why(version: Version) -> str:
-    if version >= Version("1.28"):
+def _why(version) -> str:
+    if version >= parse_version("1.28"):
         return f"Kubernetes {version} runs native sidecars only with the SidecarContainers feature gate switched on (alpha)"
     return f"Kubernetes {version} has no native sidecars (SidecarContainers is alpha in 1.28, on by default from 1.29)"
 
@@ -80,7 +78,7 @@ HELP = "upgrade to Kubernetes 1.29 or later first, or keep a classic sidecar wit
 )
 def check(resource, ctx):
     version = ctx.mesh.options.versions.kubernetes
-    if version is None or version >= SUPPORTED:
+    if version is None or version >= parse_version(SUPPORTED):
         return
     template = pod_template(resource)
     if template is not None:

@@ -90,7 +90,8 @@ def test_statistics_go_to_stderr_for_machine_formats(project):
 
 def test_quiet_prints_only_the_findings(project):
     result = invoke("check", "race.yaml", "-q")
-    assert result.output.endswith("  help: " + RACE_TEXT.split("  help: ")[1])
+    assert result.output.endswith("  help: " + RACE_TEXT.split("  help: ")[1] + "\n")
+    assert "1 file" not in result.output
     assert invoke("check", "clean.yaml", "-q").output == ""
 
 

@@ -76,3 +76,19 @@ def test_entry_point_name_must_match_code(plugin_module):
 def test_broken_plugin_is_a_clear_error():
     with pytest.raises(RegistryError, match="cannot load"):
         load_rules([EntryPoint("ACME102", "no_such_module_xyz:RULE", GROUP)])
+
+
+def test_installed_points_match_importlib_metadata():
+    from meshlint.registry import installed_points
+
+    assert sorted((p.name, p.value) for p in installed_points()) == sorted((p.name, p.value) for p in builtin_points())
+
+
+def test_a_plugin_distribution_on_sys_path_is_discovered(plugin_module, tmp_path):
+    dist = tmp_path / "acme_meshlint-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-meshlint\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[console_scripts]\nacme = acme_meshlint:main\n\n[meshlint.rules]\nACME101 = acme_meshlint:RULE\n")
+    assert ("ACME101", "acme_meshlint:RULE") in [(p.name, p.value) for p in entry_points(group=GROUP)]
+    rules = load_rules()
+    assert [r.code for r in rules if r.code.startswith("ACME")] == ["ACME101"]

@@ -1,14 +1,25 @@
-"""Reporters: pure functions from a report to text. Each format is one module, imported on demand."""
+"""Reporters: pure functions from a report to text. Each format is one module, imported on demand.
+
+A reporter that can write its report piece by piece defines `chunks`, so a big report is written
+while it is made instead of being held whole in memory; the others define only `render`.
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import Iterator
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
-def render(fmt: str, report, *, color: bool = False, statistics: bool = False) -> str:
+def chunks(fmt: str, report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> Iterator[str]:
     module = importlib.import_module(f"meshlint.reporters.{fmt}_report")
     if fmt == "text":
-        return module.render(report, color=color, with_statistics=statistics)
-    return module.render(report, color=color)
+        return module.chunks(report, color=color, with_statistics=statistics, quiet=quiet)
+    if hasattr(module, "chunks"):
+        return module.chunks(report)
+    return iter([module.render(report, color=color)])
+
+
+def render(fmt: str, report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> str:
+    return "".join(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet))

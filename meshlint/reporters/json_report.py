@@ -1,25 +1,42 @@
-"""Machine-readable findings; the shape is documented in the README (version 1)."""
+"""Machine-readable findings; the shape is documented in the README (version 1).
+
+Written one finding at a time, laid out exactly as `json.dumps(report, indent=2)` would lay it out.
+"""
 
 from __future__ import annotations
 
 import json
 
 
+def finding_dict(f) -> dict:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "severity": str(f.severity),
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "message": f.message,
+        "help": f.help,
+        "resource": (
+            {"kind": f.resource.kind, "name": f.resource.name, "namespace": f.resource.namespace} if f.resource else None
+        ),
+    }
+
+
+def chunks(report):
+    if not report.findings:
+        yield '{\n  "version": 1,\n  "findings": [],\n'
+    else:
+        yield '{\n  "version": 1,\n  "findings": [\n'
+        last = len(report.findings) - 1
+        for n, f in enumerate(report.findings):
+            text = json.dumps(finding_dict(f), indent=2)
+            yield "    " + text.replace("\n", "\n    ") + (",\n" if n < last else "\n")
+        yield "  ],\n"
+    summary = json.dumps(report.summary.as_dict(), indent=2).replace("\n", "\n  ")
+    yield f'  "summary": {summary}\n}}\n'
+
+
 def render(report, *, color: bool = False) -> str:
-    findings = [
-        {
-            "code": f.code,
-            "name": f.name,
-            "severity": str(f.severity),
-            "path": f.path,
-            "line": f.line,
-            "column": f.column,
-            "message": f.message,
-            "help": f.help,
-            "resource": (
-                {"kind": f.resource.kind, "name": f.resource.name, "namespace": f.resource.namespace} if f.resource else None
-            ),
-        }
-        for f in report.findings
-    ]
-    return json.dumps({"version": 1, "findings": findings, "summary": report.summary.as_dict()}, indent=2) + "\n"
+    return "".join(chunks(report))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from xml.sax.saxutils import quoteattr, escape
+from xml.sax.saxutils import escape, quoteattr
 
 
 def render(report, *, color: bool = False) -> str:
