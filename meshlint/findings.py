@@ -61,6 +61,7 @@ class Finding(NamedTuple):
     message: str
     help: str
     resource: ResourceId | None = None
+    source: str | None = None  # the line it points at, as written, for reports that show it
 
     @property
     def position(self) -> Position:

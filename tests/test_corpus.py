@@ -38,3 +38,25 @@ def test_every_annotation_istios_injector_tests_as_bad_is_one_ml404():
     for path in bad:
         report = lint([path])
         assert [f.code for f in report.findings if f.code.startswith("ML4")] == ["ML404"], path.name
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the checkout")
+def test_first_pass_never_misses_a_mesh_context_document():
+    """The first pass composes only documents that `might_hold_context`; on every corpus document that
+    really holds a Namespace, Service, PeerAuthentication or mesh config, it must say yes."""
+    from meshlint.loader import decode, document_chunks, load_chunks
+    from meshlint.model import MESH_CONTEXT_KINDS, might_hold_context, resources_of
+
+    checked = 0
+    for path in sorted(CORPUS.rglob("*")):
+        if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
+            continue
+        text, _ = decode(path.read_bytes())
+        for chunk in document_chunks(text):
+            kinds = {r.kind for d in load_chunks(str(path), [chunk]) for r in resources_of(d)}
+            if kinds & MESH_CONTEXT_KINDS - {"ConfigMap"} or any(
+                r.kind == "ConfigMap" and r.name.startswith("istio") for d in load_chunks(str(path), [chunk]) for r in resources_of(d)
+            ):
+                checked += 1
+                assert might_hold_context(chunk[1]), f"{path}:{chunk[0] + 1}"
+    assert checked > 100

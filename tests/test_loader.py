@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -143,9 +142,8 @@ def test_helm_template_is_skipped_with_a_note(tmp_path):
     assert report.notes == [f"{tmp_path / 'manifest.yaml'}: skipped: Helm template syntax ({{{{ ... }}}}); render it first: helm template ... | meshlint check -"]
 
 
-def test_huge_file_is_read_in_bounded_time(tmp_path):
+def test_huge_file_is_read_whole(tmp_path):
     doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n" + "".join(f"  k{i}: v{i}\n" for i in range(200_000))
-    start = time.process_time()
     loaded = load_text("big.yaml", doc)
     assert len(loaded.documents[0].data["data"]) == 200_000
-    assert time.process_time() - start < 60  # a generous bound against hangs, not a benchmark
+    assert loaded.documents[0].root.path("data", "k199999").pos.line == 200_004

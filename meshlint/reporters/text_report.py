@@ -46,14 +46,13 @@ def statistics(findings) -> list[str]:
 
 def chunks(report, *, color: bool = False, with_statistics: bool = False, quiet: bool = False):
     """The report one finding at a time (a big report is written while it is made)."""
-    sources = getattr(report, "sources", {}) or {}
     for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
         if color:
             out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET} {f.name}: {f.message}"]
         else:
             out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code} {f.name}: {f.message}"]
-        out.extend(_snippet(sources.get(f.path), f.line, f.column, _COLORS[severity] if color else None))
+        out.extend(_snippet(f.source, f.line, f.column, _COLORS[severity] if color else None))
         out.append(f"  {_DIM}help:{_RESET} {f.help}" if color else f"  help: {f.help}")
         out.append("")
         yield "\n".join(out) + "\n"
@@ -68,11 +67,11 @@ def render(report, *, color: bool = False, with_statistics: bool = False, quiet:
     return "".join(chunks(report, color=color, with_statistics=with_statistics, quiet=quiet))
 
 
-def _snippet(lines: dict[int, str] | None, line: int, column: int, color: str | None) -> list[str]:
+def _snippet(source: str | None, line: int, column: int, color: str | None) -> list[str]:
     """The source line with a caret under the column; tabs shown as one space so the caret lines up."""
-    if not lines or line not in lines:
+    if source is None:
         return []
-    source = lines[line].rstrip("\r\n").replace("\t", " ")
+    source = source.rstrip("\r\n").replace("\t", " ")
     gutter = " " * len(str(line))
     caret = " " * (column - 1) + "^"
     if color:

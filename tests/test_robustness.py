@@ -1,0 +1,166 @@
+"""Bad input never loses a run (spec §8): random and mutated YAML, alias bombs, files that go away.
+
+The property tests feed the loader and the whole `check` command with text built from the fixtures
+(truncated, spliced, with random bytes, deep nesting, aliases and unsafe tags) and hold meshlint to
+what spec §8 promises: no exception escapes, every finding points inside its file, the exit code is
+0, 1 or 2, and the same input gives the same output twice.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import TESTDATA, lint
+from meshlint import engine
+from meshlint.cli import main
+from meshlint.loader import load_text
+
+FIXTURE_TEXTS = sorted(p.read_text(encoding="utf-8") for p in TESTDATA.rglob("*.yaml"))
+NASTY = [
+    "\t", ":", "- ", "&a ", "*a", "{", "[", "]", "}", "---\n", "...\n", "<<: *a\n", "? ", "|\n", ">-\n", '"', "'",
+    "!!python/object/apply:os.system ['true']", "!!binary ", "%YAML 1.2\n", "\x00", "\ufeff", "\udcff",
+    "[" * 300, "a: &x\n  b: *x\n", "0o777", "~", "yes", "\n" * 5, " " * 40,
+]
+
+
+@st.composite
+def mutated_yaml(draw) -> bytes:
+    text = draw(st.sampled_from(FIXTURE_TEXTS))
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(text)))
+        action = draw(st.sampled_from(["truncate", "delete", "insert", "duplicate"]))
+        if action == "truncate":
+            text = text[:at]
+        elif action == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 40)):]
+        elif action == "insert":
+            piece = draw(st.one_of(st.sampled_from(NASTY), st.text(max_size=12)))
+            text = text[:at] + piece + text[at:]
+        else:
+            text = text[:at] + text[max(0, at - 80):at] + text[at:]
+    data = text.encode("utf-8", errors="replace")
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.binary(max_size=16)) + data[at:]
+    return data
+
+
+def check_twice(tmp_path, data: bytes):
+    path = tmp_path / "input.yaml"
+    path.write_bytes(data)
+    runs = [CliRunner().invoke(main, ["check", str(path), "--format", "json", "--jobs", "1"]) for _ in range(2)]
+    return path, runs
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=mutated_yaml())
+def test_check_survives_mutated_yaml(tmp_path, data):
+    path, (first, second) = check_twice(tmp_path, data)
+    assert first.exception is None or isinstance(first.exception, SystemExit), first.exception
+    assert first.exit_code in (0, 1, 2)
+    assert (first.exit_code, first.stdout) == (second.exit_code, second.stdout)
+    if first.exit_code == 2:
+        assert first.stderr.count("\n") == 1 and str(path) in first.stderr
+        return
+    report = json.loads(first.stdout)
+    line_count = max(1, len(data.decode("utf-8", errors="replace").splitlines()))
+    for finding in report["findings"]:
+        assert finding["path"] == str(path)
+        assert 1 <= finding["line"] <= line_count + 1 and finding["column"] >= 1, finding
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.one_of(mutated_yaml(), st.binary(max_size=300)))
+def test_loader_never_raises_and_positions_stay_in_the_file(data):
+    text = data.decode("utf-8", errors="replace")
+    loaded = load_text("x.yaml", text)
+    lines = max(1, len(text.splitlines()))
+    for problem in loaded.problems:
+        assert 1 <= problem.line <= lines + 1 and problem.column >= 1
+    for document in loaded.documents:
+        assert 1 <= document.line <= lines + 1
+
+
+def bomb(levels: int, width: int) -> str:
+    """A Deployment whose args and env would hold `width ** levels` strings if aliases were copied."""
+    anchors = ["  a0: &a0 [" + ", ".join(['"lol"'] * width) + "]"]
+    for i in range(1, levels + 1):
+        anchors.append(f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bomb}\nx-anchors:\n" + "\n".join(anchors) + "\n"
+        "spec:\n  template:\n    metadata: {labels: {app: bomb}}\n    spec:\n      containers:\n"
+        f"        - {{name: app, image: app, args: *a{levels}, env: *a{levels}}}\n"
+    )
+
+
+def test_alias_bomb_through_the_whole_check_is_bounded_by_its_text(tmp_path):
+    """The bound: an alias is converted once and shared, so time and memory grow with the text, not
+    with the expansion. Nine levels of nine would be 387 million strings; the run stays within a few
+    MiB of allocations, measured, not timed."""
+    (tmp_path / "bomb.yaml").write_text(bomb(levels=9, width=9))
+    tracemalloc.start()
+    try:
+        report = lint([tmp_path / "bomb.yaml"], base=str(tmp_path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+    assert [f.code for f in report.findings] == ["ML101"]
+
+
+def test_unreadable_file_in_a_walk_is_a_note_and_the_rest_is_linted(tmp_path, monkeypatch):
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
+    real_read = engine.inputs_mod.read
+
+    def read(path):
+        if path.endswith("a.yaml"):
+            raise PermissionError(13, "Permission denied")  # what chmod 000 gives a non-root user
+        return real_read(path)
+
+    monkeypatch.setattr(engine.inputs_mod, "read", read)
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 0
+    assert result.stderr == f"meshlint: {tmp_path / 'a.yaml'}: Permission denied; skipped\n"
+    assert result.stdout.endswith("1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed\n")
+
+
+def test_file_that_vanishes_mid_run_is_a_note(tmp_path, monkeypatch):
+    (tmp_path / "gone.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\n")
+    (tmp_path / "kept.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
+    real = engine._mesh_context
+
+    def delete_then_read(files, *args):
+        (tmp_path / "gone.yaml").unlink()  # after the walk found it, before it is read
+        return real(files, *args)
+
+    monkeypatch.setattr(engine, "_mesh_context", delete_then_read)
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 0
+    assert result.stderr == f"meshlint: {tmp_path / 'gone.yaml'}: No such file or directory; skipped\n"
+    assert "1 file, 1 resource" in result.stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_output_is_the_same_for_any_number_of_jobs(tmp_path, jobs):
+    """Not a speed test: enough files to share among processes, and the bytes must not change."""
+    import sys
+
+    sys.path.insert(0, str(TESTDATA.parent / "benchmarks"))
+    from generate import generate
+
+    generate(str(tmp_path / "tree"), 400)
+    outputs = []
+    for n in ("1", jobs):
+        out = tmp_path / f"out{n}.json"
+        result = CliRunner().invoke(main, ["check", str(tmp_path / "tree"), "--format", "json", "--jobs", n, "-o", str(out)])
+        assert result.exit_code == 1
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["summary"]["files"] > engine._PARALLEL_FROM
