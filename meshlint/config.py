@@ -17,7 +17,7 @@ class ConfigError(Exception):
     """An unusable configuration: exit 2 with this one-line message."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Config:
     path: str | None = None
     base: str = "."

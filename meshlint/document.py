@@ -20,7 +20,7 @@ MapEntry = tuple  # (int, int, int, int, str | None, str | None)
 SeqEntry = tuple  # (int, int, str | None, str | None)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class PositionTable:
     """Where the values of one document (or one embedded string) stand in their file."""
 
@@ -30,7 +30,7 @@ class PositionTable:
     starts: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Document:
     """One YAML document of a file: its data, where it starts, and the position table."""
 

@@ -23,7 +23,7 @@ from meshlint.rule import Rule, RuleContext
 from meshlint.suppressions import annotation_suppresses, comment_suppresses
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Summary:
     files: int = 0
     resources: int = 0
@@ -49,7 +49,7 @@ class Summary:
         }
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Report:
     findings: list[Finding]
     summary: Summary
@@ -110,7 +110,7 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None) 
     return loaded
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class FileResult:
     """What checking one file gives; results of many files merge in file order."""
 
@@ -119,7 +119,7 @@ class FileResult:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Plan:
     """Everything the second pass needs, made once; worker processes inherit it when forked."""
 

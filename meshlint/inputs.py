@@ -17,7 +17,7 @@ class InputError(Exception):
     """A path named on the command line that cannot be read: exit 2."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Inputs:
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -33,7 +33,7 @@ class SyntaxProblem(NamedTuple):
     message: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LoadedFile:
     path: str
     documents: list[Document] = field(default_factory=list)

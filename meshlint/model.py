@@ -56,7 +56,7 @@ def might_hold_context(text: str) -> bool:
     return False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Resource:
     kind: str
     api_version: str
@@ -111,7 +111,7 @@ def resources_of(document: Document) -> Iterator[Resource]:
         yield Resource(HELM_VALUES, "", root, document)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Container:
     """A container of a pod template; `init` for init containers (native sidecars are init containers)."""
 
@@ -146,7 +146,7 @@ class Container:
         return name.pos if name.exists else self.node.pos
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PodTemplate:
     """The pod a workload creates: what the injection webhook and the kubelet see."""
 

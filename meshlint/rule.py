@@ -21,7 +21,7 @@ class RuleContext(NamedTuple):
     options: dict[str, Any]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
     code: str
     name: str
