@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
-import click
+# Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
+# tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
+# run about 7% of its time. Collection resumes, with those objects frozen out of it, once they exist.
+_COLLECTING = gc.isenabled()
+gc.disable()
 
-from meshlint import __version__
-from meshlint.findings import Severity
+import click  # noqa: E402
+
+from meshlint import __version__  # noqa: E402
+from meshlint.findings import Severity  # noqa: E402
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
@@ -96,7 +103,9 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
     config.kubernetes_version = kubernetes_version or config.kubernetes_version
     config.istio_version = istio_version or config.istio_version
 
-    report = run(list(paths) or ["."], config, load_rules(), mesh_config, jobs=jobs or _cores())
+    rules = load_rules()
+    _started()
+    report = run(list(paths) or ["."], config, rules, mesh_config, jobs=jobs or _cores())
 
     if not quiet:
         for note in report.notes:
@@ -122,6 +131,13 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
             click.echo(line, err=True)
     failing = any(f.severity >= config.fail_on for f in report.findings)
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _started() -> None:
+    """Everything a run needs is loaded: keep it out of every later collection, and collect again."""
+    if _COLLECTING:
+        gc.freeze()
+        gc.enable()
 
 
 def _cores() -> int:

@@ -137,8 +137,8 @@ def run(
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
     reads each input on its own, checks it against that context and lets it go, so memory holds the
-    context and the findings, never the whole tree. `jobs` > 1 shares the second pass among processes;
-    the report is the same, byte for byte."""
+    context and the findings, never the whole tree. A big tree's second pass runs in `jobs` worker
+    processes (one at least); the report is the same, byte for byte, for any number of them."""
     _check_rule_keys(rules, config)
     active = active_rules(rules, config)
     options = {rule.code: rule_options(rule, config) for rule in active}

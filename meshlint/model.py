@@ -40,7 +40,7 @@ _CONTEXT_KIND = re.compile(
     r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|PeerAuthentication|IstioOperator|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
 )
 _CONFIGMAP = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
-_ISTIO_NAME = re.compile(r"^[ \t]+name:[ \t]*[\"']?istio", re.M)
+_ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
 _TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)
 _HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS)) + r"):", re.M)
 

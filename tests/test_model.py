@@ -54,3 +54,23 @@ def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
 def test_non_workloads_have_no_pod_template():
     resource = next(resources_of(load_text("s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n").documents[0]))
     assert pod_template(resource) is None
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", True),
+        ('"kind": "Service"\n', True),
+        ("kind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\n", True),  # flow-style name
+        ("kind: ConfigMap\nmetadata:\n  name: istio-sidecar-injector\n", True),
+        ("kind: ConfigMap\nmetadata:\n  name: app-config\n", False),
+        ("meshConfig:\n  defaultConfig: {}\n", True),  # Helm values have no kind
+        ('{"apiVersion": "v1", "kind": "Namespace"}\n', True),
+        ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", False),
+        ("kind: PodList\nitems: []\n", True),
+    ],
+)
+def test_first_pass_picks_the_documents_that_can_hold_mesh_context(text, expected):
+    from meshlint.model import might_hold_context
+
+    assert might_hold_context(text) is expected
