@@ -203,7 +203,7 @@ class MeshContext:
         self.namespaces: dict[str, dict[str, Node]] = {}
         self.sources: list[MeshSource] = []
         self.peer_authentications: list[PeerAuthentication] = []
-        self.services: list[ServiceTargets] = []
+        self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self.default_config: dict[str, Setting] = {}
         self.default_proxy_metadata: dict[str, Setting] = {}
         self.helm_proxy: dict[str, Setting] = {}
@@ -219,7 +219,8 @@ class MeshContext:
         if kind == "Namespace":
             self.namespaces[resource.name] = string_map(resource.metadata.get("labels"))
         elif kind == "Service":
-            self.services.append(_service_targets(resource))
+            service = _service_targets(resource)
+            self.services.setdefault(service.namespace, []).append(service)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource))
         elif kind in MESH_CONFIG_KINDS:
@@ -427,8 +428,8 @@ class MeshContext:
                 if port.get("name").text and isinstance(number, int):
                     named[port.get("name").text] = number
         targets: dict[int, list[Setting]] = {}
-        for service in self.services:
-            if service.namespace != template.owner.namespace or not service.selector:
+        for service in self.services.get(template.owner.namespace, ()):
+            if not service.selector:
                 continue
             if any(labels.get(k) != v for k, v in service.selector):
                 continue
