@@ -203,7 +203,9 @@ def _context_resources(files: list[str], stdin: bytes | None, config: Config, me
             continue  # the second pass reports it
         text, _ = decode(data)
         chunks = [c for c in document_chunks(text) if might_hold_context(c[1])]
-        for document in load_chunks(inputs_mod.display_name(path), chunks):
+        if not chunks:
+            continue
+        for document in load_chunks(inputs_mod.display_name(path), chunks, text.splitlines()):
             yield from (r for r in resources_of(document) if r.kind in MESH_CONTEXT_KINDS)
 
 

@@ -123,18 +123,20 @@ def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
         return data.decode("utf-8-sig", errors="replace"), problem
 
 
-def load_text(path: str, text: str) -> LoadedFile:
-    loaded = LoadedFile(path=path, lines=text.splitlines())
+def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None) -> LoadedFile:
+    """Read `text` as the file `path` holds it. A part of a file is read with `line_offset`, the line it
+    starts at (0-based), and the whole file's `lines`, so positions are the file's."""
+    loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines)
     too_deep = _nesting_beyond_limit(text)
     if too_deep:
-        loaded.problems.append(SyntaxProblem(too_deep, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
+        loaded.problems.append(SyntaxProblem(too_deep + line_offset, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
         return loaded
     try:
-        _compose_into(loaded, text, 0)
+        _compose_into(loaded, text, 0, line_offset)
     except Exception:  # noqa: BLE001 - any parse failure falls back to document-by-document reading
         loaded.documents.clear()
         loaded.problems.clear()
-        _compose_by_document(loaded, text)
+        _compose_by_document(loaded, text, line_offset)
     if loaded.problems and "{{" in text:
         loaded.documents.clear()
         loaded.problems.clear()
@@ -146,48 +148,51 @@ def document_chunks(text: str) -> list[tuple[int, str]]:
     """The `---`-separated parts of a file as (first line, 0-based; text), without composing them."""
     starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
     chunks = []
+    line = 0
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
-        chunks.append((text.count("\n", 0, start), text[start:end]))
+        chunks.append((line, text[start:end]))
+        line += text.count("\n", start, end)
     return chunks
 
 
-def load_chunks(path: str, chunks: list[tuple[int, str]]) -> list[Document]:
-    """Compose only some parts of a file, each at its own line numbers; parts that fail are left out
+def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> list[Document]:
+    """Compose only some parts of a file (`lines` are the whole file's); parts that fail are left out
     (reading the whole file reports them)."""
     documents = []
     for line_offset, chunk in chunks:
-        # Leading newlines keep the composer's line numbers equal to the file's.
-        loaded = load_text(path, "\n" * line_offset + chunk)
+        loaded = load_text(path, chunk, line_offset, lines)
         if not loaded.problems:
             documents.extend(loaded.documents)
     return documents
 
 
-def _compose_by_document(loaded: LoadedFile, text: str) -> None:
+def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0) -> None:
     """Read each `---`-separated part on its own, so one broken document does not hide the others."""
-    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
     index = 0
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(text)
-        line_offset = text.count("\n", 0, start)
-        # Leading newlines keep the composer's line numbers equal to the file's.
-        chunk = "\n" * line_offset + text[start:end]
+    for chunk_line, chunk in document_chunks(text):
+        offset = line_offset + chunk_line
         try:
-            index = _compose_into(loaded, chunk, index)
+            index = _compose_into(loaded, chunk, index, offset)
         except _DocumentTooDeep as err:
             loaded.problems.append(SyntaxProblem(int(str(err)), 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
         except Exception as err:  # noqa: BLE001 - ruamel raises several unrelated error types
-            loaded.problems.append(_problem_from(err, chunk))
+            problem = _problem_from(err, chunk)
+            loaded.problems.append(SyntaxProblem(problem.line + offset, problem.column, problem.message))
 
 
-def _compose_into(loaded: LoadedFile, text: str, index: int) -> int:
+def _compose_into(loaded: LoadedFile, text: str, index: int, line_offset: int = 0) -> int:
+    """Compose `text`, which starts at 0-based line `line_offset` of the file."""
+
+    def place(line: int, column: int) -> tuple[int, int]:
+        return line + 1 + line_offset, column + 1
+
     for node in _compose_all(text):
         if node is None:
             continue
-        converter = _Converter(loaded.path, _file_place)
+        converter = _Converter(loaded.path, place)
         data = converter.convert(node)
-        line, col = _file_place(node.start_mark.line, node.start_mark.column)
+        line, col = place(node.start_mark.line, node.start_mark.column)
         doc = Document(loaded.path, index, data, line, col, converter.table, loaded.lines)
         loaded.problems.extend(converter.problems)
         loaded.documents.append(doc)
@@ -229,10 +234,6 @@ def _nesting_beyond_limit(text: str) -> int:
             return text.count("\n", 0, match.start()) + 1
         depth = max(depth, 0)
     return 0
-
-
-def _file_place(line: int, column: int) -> tuple[int, int]:
-    return line + 1, column + 1
 
 
 class _Converter:

@@ -147,3 +147,29 @@ def test_huge_file_is_read_whole(tmp_path):
     loaded = load_text("big.yaml", doc)
     assert len(loaded.documents[0].data["data"]) == 200_000
     assert loaded.documents[0].root.path("data", "k199999").pos.line == 200_004
+
+
+def test_parts_read_alone_keep_the_files_positions():
+    """The first pass composes single documents out of a file; their positions must be the file's."""
+    from meshlint.loader import document_chunks, load_chunks
+
+    text = (
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n# between\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata:\n  mesh: |-\n    defaultConfig: {}\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+    )
+    whole = load_text("f.yaml", text)
+    parts = load_chunks("f.yaml", document_chunks(text), text.splitlines())
+
+    def where(documents):
+        return [(d.line, d.root.path("metadata", "name").pos.line, d.root.path("metadata", "name").pos.column) for d in documents]
+
+    assert where(parts) == where(whole.documents) == [(1, 3, 18), (6, 8, 18), (13, 16, 9)]
+    assert parts[1].lines[9] == "  mesh: |-"  # embedded YAML maps into the whole file's lines
+
+
+def test_broken_part_after_many_lines_is_placed_in_the_file(tmp_path):
+    text = "".join(f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: n{i}}}\n---\n" for i in range(300)) + "a: [\n"
+    loaded = load_text("big.yaml", text)
+    assert len(loaded.documents) == 300
+    assert [(p.line, p.message.split(":")[0]) for p in loaded.problems] == [(1202, "while parsing a flow node")]
