@@ -421,12 +421,7 @@ class MeshContext:
         """Container ports that a Service selecting this pod sends traffic to, each with the Service
         (name as value, the targetPort, or the port when targetPort is absent, as origin)."""
         labels = {k: v.text for k, v in template.labels().items()}
-        named = {}
-        for container in template.containers:
-            for port in container.node.get("ports").elements():
-                number = port.get("containerPort").value
-                if port.get("name").text and isinstance(number, int):
-                    named[port.get("name").text] = number
+        named = {name: number for c in template.containers for number, name, _ in c.ports if name}
         targets: dict[int, list[Setting]] = {}
         for service in self.services.get(template.owner.namespace, ()):
             if not service.selector:

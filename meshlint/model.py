@@ -135,6 +135,16 @@ class Container:
     def is_native_sidecar(self) -> bool:
         return self.init and self.restart_policy == "Always"
 
+    @cached_property
+    def ports(self) -> list[tuple[int, str | None, str]]:
+        """Declared ports as (containerPort, name, protocol); entries without a number are left out."""
+        found = []
+        for port in self.node.get("ports").elements():
+            number = port.get("containerPort").value
+            if isinstance(number, int) and not isinstance(number, bool):
+                found.append((number, port.get("name").text, port.get("protocol").text or "TCP"))
+        return found
+
     @property
     def label(self) -> str:
         return f"{'init container' if self.init else 'container'} {self.name!r}"
