@@ -14,9 +14,6 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from meshlint.prestop import PreStopSleep
-    from meshlint.quitcalls import QuitCall
-
 
 from meshlint import proxyconfig
 from meshlint.document import Node
@@ -33,6 +30,8 @@ from meshlint.model import (
     pod_template,
     string_map,
 )
+from meshlint.prestop import PreStopSleep, prestop_sleep
+from meshlint.quitcalls import QuitCall, quit_calls
 from meshlint.setting import Setting
 
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
@@ -145,21 +144,12 @@ class WorkloadMesh:
     @cached_property
     def quit_calls(self) -> list[QuitCall]:
         """Every call to the proxy's /quitquitquit made by the pod's own containers."""
-        containers = [c for c in self.template.all_containers if c.name != ISTIO_PROXY]
-        if not any("quitquitquit" in (n.text or "") for c in containers for key in ("command", "args") for n in c.node.get(key).elements()):
-            return []  # the common case, answered without loading the shell reader
-        from meshlint.quitcalls import quit_calls
-
         lines = self.template.owner.document.lines
-        return [call for c in containers for call in quit_calls(c, lines)]
+        return [call for c in self.template.all_containers if c.name != ISTIO_PROXY for call in quit_calls(c, lines)]
 
     @cached_property
     def prestop_sleeps(self) -> list[PreStopSleep]:
         """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
-        if not any(c.node.path("lifecycle", "preStop").exists for c in self.template.all_containers):
-            return []  # the common case, answered without loading the shell reader
-        from meshlint.prestop import prestop_sleep
-
         lines = self.template.owner.document.lines
         return [s for c in self.template.all_containers if (s := prestop_sleep(c, lines)) is not None]
 
