@@ -97,7 +97,7 @@ def tree_figures(tree: str, label: str, repeat: int, verdicts: Verdicts | None) 
     meshlint = tool("meshlint")
     base_cmd = [sys.executable, os.path.join(HERE, "compose_only.py"), tree]
     default_cmd = [meshlint, "check", tree, "-o", os.devnull]
-    single_cmd = default_cmd + ["--jobs", "1"]
+    single_cmd = [*default_cmd, "--jobs", "1"]
     print(f"\n{label}: {tree}")
     show(base_cmd)
     base, base_mem = best_run(base_cmd, repeat)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
 # tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
@@ -21,28 +23,28 @@ FORMATS = ("text", "json", "sarif", "github", "junit")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"meshlint: error: {message}", err=True)
     sys.exit(EXIT_TROUBLE)
 
 
-def _guarded(func):
+def _guarded(func: Callable[..., None]) -> Callable[..., None]:
     """Known errors are one line on stderr and exit 2; anything else too, traceback only on request."""
 
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> None:
         from meshlint.config import ConfigError
-        from meshlint.inputs import InputError
         from meshlint.registry import RegistryError
+        from meshlint.source.inputs import InputError
 
         try:
-            return func(*args, **kwargs)
+            func(*args, **kwargs)
         except (ConfigError, InputError, RegistryError) as err:
             _fail(str(err))
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except BrokenPipeError:
             sys.exit(EXIT_TROUBLE)
-        except Exception as err:  # noqa: BLE001 - never a traceback unless MESHLINT_DEBUG=1
+        except Exception as err:
             if os.environ.get("MESHLINT_DEBUG") == "1":
                 import traceback
 
@@ -80,13 +82,17 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--statistics", is_flag=True, help="Also count findings per rule (on stderr for machine formats).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
 @_guarded
-def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_version, istio_version, mesh_config, no_color, quiet, statistics, jobs):
+def check(
+    paths: tuple[str, ...], fmt: str | None, output: str | None, config_path: str | None, select: tuple[str, ...],
+    ignore: tuple[str, ...], fail_on: str | None, kubernetes_version: str | None, istio_version: str | None,
+    mesh_config: tuple[str, ...], no_color: bool, quiet: bool, statistics: bool, jobs: int,
+) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".")."""
     from meshlint.config import find_config, load_config
-    from meshlint.engine import run
-    from meshlint.mesh import parse_version
+    from meshlint.engine.run import run
+    from meshlint.mesh.options import parse_version
     from meshlint.registry import load_rules
-    from meshlint.reporters import chunks
+    from meshlint.report import chunks
 
     config = load_config(config_path if config_path else find_config("."))
     if select:
@@ -125,7 +131,7 @@ def check(paths, fmt, output, config_path, select, ignore, fail_on, kubernetes_v
         for piece in pieces:
             click.echo(piece, nl=False)
     if statistics and config.format != "text":
-        from meshlint.reporters.text_report import statistics as per_rule
+        from meshlint.report.text import statistics as per_rule
 
         for line in per_rule(report.findings):
             click.echo(line, err=True)
@@ -150,7 +156,7 @@ def _cores() -> int:
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", help="text: one line a rule; markdown: the full rules page (docs/rules.md).")
 @_guarded
-def rules_command(fmt):
+def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity, summary."""
     from meshlint.registry import load_rules
 
@@ -162,14 +168,14 @@ def rules_command(fmt):
         return
     width = max(len(r.name) for r in rules)
     for r in rules:
-        click.echo(f"{r.code:<6} {r.name:<{width}}  {str(r.severity):<7}  {r.summary}")
+        click.echo(f"{r.code:<6} {r.name:<{width}}  {r.severity!s:<7}  {r.summary}")
 
 
 @main.command()
 @click.argument("rule")
 @click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
 @_guarded
-def explain(rule, no_color):
+def explain(rule: str, no_color: bool) -> None:
     """Explain a rule (by code or name): why, a bad and a good example, how to fix."""
     from meshlint.registry import load_rules
     from meshlint.ruledocs import explain as explain_text

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Severity
 from meshlint.schemas import fits, read_schema
+
+if TYPE_CHECKING:
+    import jsonschema
 
 CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")
 
@@ -61,11 +65,11 @@ def load_config(path: str | None) -> Config:
     return _build(raw, path)
 
 
-def _read(path: str) -> dict:
+def _read(path: str) -> dict[str, Any]:
     if os.path.basename(path) == "pyproject.toml":
         section = _pyproject_section(path)
         return section if section is not None else {}
-    from meshlint.loader import decode, load_text
+    from meshlint.source.loader import decode, load_text
 
     try:
         with open(path, "rb") as handle:
@@ -84,10 +88,10 @@ def _read(path: str) -> dict:
     return data
 
 
-def _pyproject_section(path: str) -> dict | None:
-    try:
+def _pyproject_section(path: str) -> dict[str, Any] | None:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         import tomli as tomllib
     try:
         with open(path, "rb") as handle:
@@ -99,11 +103,11 @@ def _pyproject_section(path: str) -> dict | None:
 
 
 @lru_cache(maxsize=1)
-def config_schema() -> dict:
+def config_schema() -> dict[str, Any]:
     return read_schema("config.schema.json")
 
 
-def validate_config(raw: dict, path: str) -> None:
+def validate_config(raw: dict[str, Any], path: str) -> None:
     schema = config_schema()
     if fits(raw, schema):
         return  # the common case, without importing jsonschema (a fifth of a pre-commit run's start-up)
@@ -118,8 +122,8 @@ def validate_config(raw: dict, path: str) -> None:
         raise ConfigError(f"{path}: {where}: {_expectation(error)}")
 
 
-def _expectation(error) -> str:
-    schema = error.schema
+def _expectation(error: jsonschema.ValidationError) -> str:
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "additionalProperties":
         allowed = ", ".join(sorted(schema.get("properties", {})))
         extra = error.message.split("(")[-1].rstrip(")") if "(" in error.message else error.message
@@ -129,7 +133,7 @@ def _expectation(error) -> str:
         return f"{error.instance!r} is not allowed; expected one of: {', '.join(map(str, schema['enum']))}"
     if description:
         return f"{error.instance!r} is not valid; expected {description}"
-    return error.message
+    return str(error.message)
 
 
 def _selectors(value: Any) -> tuple[str, ...]:
@@ -138,7 +142,7 @@ def _selectors(value: Any) -> tuple[str, ...]:
     return tuple(v.strip() for v in value if v.strip())
 
 
-def _build(raw: dict, path: str) -> Config:
+def _build(raw: dict[str, Any], path: str) -> Config:
     base = os.path.dirname(os.path.abspath(path))
     mesh = raw.get("mesh", {})
     config = Config(path=path, base=base)

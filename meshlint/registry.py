@@ -6,7 +6,8 @@ import importlib
 import os
 import re
 import sys
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from meshlint.rule import CODE_PATTERN, NAME_PATTERN, SCOPES, Rule
 
@@ -63,8 +64,8 @@ def installed_points(group: str = GROUP) -> list[Point]:
 
 def _section(text: str, group: str) -> list[Point]:
     points, current = [], None
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if not line or line[0] in "#;":
             continue
         if line.startswith("[") and line.endswith("]"):
@@ -76,7 +77,10 @@ def _section(text: str, group: str) -> list[Point]:
 
 
 def load_rules(points: Iterable[Any] | None = None) -> list[Rule]:
-    """Every registered rule, sorted by code; duplicate or malformed codes are refused."""
+    """Every registered rule, sorted by code; duplicate or malformed codes are refused.
+
+    An entry point names one Rule (its name must be the rule's code) or a collection of Rules (the
+    built-in set is one such entry point)."""
     if points is None:
         points = installed_points()
     by_code: dict[str, tuple[Rule, str]] = {}
@@ -85,28 +89,36 @@ def load_rules(points: Iterable[Any] | None = None) -> list[Rule]:
         origin = f"entry point {point.name!r} ({point.value})"
         try:
             obj = point.load()
-        except Exception as err:  # noqa: BLE001 - a broken plugin must not look like a meshlint crash
+        except Exception as err:
             raise RegistryError(f"{origin}: cannot load: {err}") from err
-        if not isinstance(obj, Rule):
+        if isinstance(obj, Rule):
+            if point.name != obj.code:
+                raise RegistryError(f"{origin}: entry point name {point.name!r} must equal the rule code {obj.code!r}")
+            rules: Iterable[Any] = (obj,)
+        elif isinstance(obj, (list, tuple)):
+            rules = obj
+        else:
             raise RegistryError(f"{origin}: is not a meshlint Rule (declare it with meshlint.rule.rule)")
-        _validate(obj, point.name, origin)
-        if obj.code in by_code:
-            raise RegistryError(f"{origin}: rule code {obj.code} is already registered by {by_code[obj.code][1]}")
-        if obj.name in by_name:
-            raise RegistryError(f"{origin}: rule name {obj.name!r} is already used by {by_name[obj.name]}")
-        by_code[obj.code] = (obj, origin)
-        by_name[obj.name] = obj.code
+        for rule in rules:
+            if not isinstance(rule, Rule):
+                raise RegistryError(f"{origin}: {rule!r} is not a meshlint Rule (declare it with meshlint.rule.rule)")
+            _validate(rule, origin)
+            if rule.code in by_code:
+                raise RegistryError(f"{origin}: rule code {rule.code} is already registered by {by_code[rule.code][1]}")
+            if rule.name in by_name:
+                raise RegistryError(f"{origin}: rule name {rule.name!r} is already used by {by_name[rule.name]}")
+            by_code[rule.code] = (rule, origin)
+            by_name[rule.name] = rule.code
     return [by_code[code][0] for code in sorted(by_code)]
 
 
-def _validate(rule: Rule, entry_name: str, origin: str) -> None:
+def _validate(rule: Rule, origin: str) -> None:
     if not CODE_PATTERN.match(rule.code):
         raise RegistryError(f"{origin}: bad rule code {rule.code!r}: expected capital letters then 3 or 4 digits, like ML101")
-    if entry_name != rule.code:
-        raise RegistryError(f"{origin}: entry point name {entry_name!r} must equal the rule code {rule.code!r}")
     if not NAME_PATTERN.match(rule.name):
         raise RegistryError(f"{origin}: bad rule name {rule.name!r}: expected kebab-case")
-    if rule.scope not in SCOPES:
-        raise RegistryError(f"{origin}: unknown scope {rule.scope!r}; one of {', '.join(SCOPES)}")
+    unknown = [s for s in rule.scopes if s not in SCOPES]
+    if unknown or not rule.scopes:
+        raise RegistryError(f"{origin}: unknown scope {', '.join(map(repr, unknown)) or '(none)'}; one of {', '.join(SCOPES)}")
     if not rule.doc.strip():
         raise RegistryError(f"{origin}: rule {rule.code} has no documentation (module docstring)")

@@ -1,24 +1,43 @@
-"""What a rule is: a pure check function plus metadata. Its module docstring is its documentation."""
+"""What a rule is: a pure check function plus metadata. Its module docstring is its documentation.
+
+A rule checks subjects of one or more scopes:
+
+- `file`: the loaded file (`LoadedFile`: its syntax problems);
+- `resource`: a resource as written (`Resource`);
+- `workload`: a workload's view against the mesh context (`WorkloadView`);
+- `mesh-config`: what a mesh-config resource says (`MeshSource`: IstioOperator, Helm values, ConfigMaps).
+
+A rule with several scopes sees each resource once, as the most specific subject it takes: a
+workload's view before its resource, a mesh source before its resource. `kinds` limits the resources.
+"""
 
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint.findings import Issue, Severity
 
+if TYPE_CHECKING:
+    from meshlint.mesh.context import MeshContext
+
 CODE_PATTERN = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-SCOPES = ("file", "resource", "workload")
+FILE, RESOURCE, WORKLOAD, MESH_CONFIG = "file", "resource", "workload", "mesh-config"
+SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG)
+
+Subject = TypeVar("Subject")
+Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
 
 
 class RuleContext(NamedTuple):
     """What a check may read besides its subject: the mesh context and its own options (read-only)."""
 
-    mesh: Any
-    options: dict[str, Any]
+    mesh: MeshContext
+    options: Mapping[str, Any]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -26,11 +45,11 @@ class Rule:
     code: str
     name: str
     severity: Severity
-    scope: str
-    check: Callable[[Any, RuleContext], Iterable[Issue]]
+    scopes: tuple[str, ...]
+    check: Check
     doc: str
     kinds: frozenset[str] | None = None
-    options: dict[str, dict] = field(default_factory=dict)  # JSON Schema per option, with "default"
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # JSON Schema per option, with "default"
 
     @property
     def summary(self) -> str:
@@ -50,20 +69,20 @@ def rule(
     code: str,
     name: str,
     severity: Severity,
-    scope: str,
+    scope: str | tuple[str, ...],
     kinds: Iterable[str] | None = None,
-    options: dict[str, dict] | None = None,
-) -> Callable[[Callable], Rule]:
+    options: dict[str, dict[str, Any]] | None = None,
+) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]:
     """Declare a check function as a rule; the documentation is the docstring of its module."""
 
-    def wrap(check: Callable) -> Rule:
+    def wrap(check: Callable[[Subject, RuleContext], Iterable[Issue]]) -> Rule:
         module = sys.modules.get(check.__module__)
         doc = (module.__doc__ if module is not None else None) or check.__doc__ or ""
         return Rule(
             code=code,
             name=name,
             severity=severity,
-            scope=scope,
+            scopes=(scope,) if isinstance(scope, str) else tuple(scope),
             check=check,
             doc=doc,
             kinds=frozenset(kinds) if kinds is not None else None,

@@ -6,21 +6,24 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from collections.abc import Sequence
+
+from meshlint.rule import Rule
 
 _BOLD, _CYAN, _DIM, _GREEN, _RESET = "\033[1m", "\033[36m", "\033[2m", "\033[32m", "\033[0m"
 
 
-def body(rule) -> str:
+def body(rule: Rule) -> str:
     return inspect.cleandoc(rule.doc).strip()
 
 
-def explain(rule, color: bool = False) -> str:
+def explain(rule: Rule, color: bool = False) -> str:
     head = f"{rule.code} {rule.name} (default severity: {rule.severity})"
     text = f"{head}\n\n{body(rule)}\n"
     return _colorize(text, head) if color else text
 
 
-def markdown(rules) -> str:
+def markdown(rules: Sequence[Rule]) -> str:
     """The whole rules page: a table of every rule, then each rule's documentation."""
     out = [
         "# meshlint rules",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from meshlint.model import Resource, pod_template
+from meshlint.model.resource import Resource
 from meshlint.rule import Rule
 
 ANNOTATION = "meshlint.io/ignore"
@@ -25,7 +25,7 @@ def annotation_suppresses(resource: Resource | None, rule: Rule) -> bool:
     if resource is None:
         return False
     places = [resource.metadata]
-    template = pod_template(resource)
+    template = resource.template
     if template is not None:
         places.append(template.metadata)
     for metadata in places:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from meshlint.config import Config, load_config
-from meshlint.engine import run
+from meshlint.engine.run import run
 from meshlint.registry import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -262,9 +262,9 @@ def test_no_color_off_a_tty_and_with_no_color(project, monkeypatch):
 
 
 def test_color_renderer_marks_severity():
-    from meshlint.engine import Report, Summary
+    from meshlint.engine.results import Report, Summary
     from meshlint.findings import Finding, Severity
-    from meshlint.reporters import render
+    from meshlint.report import render
 
     finding = Finding("a.yaml", 1, 1, "ML101", "startup-race", Severity.ERROR, "m", "h")
     text = render("text", Report([finding], Summary(), [], []), color=True)
@@ -281,19 +281,19 @@ def test_rules_and_explain():
 
 
 def test_internal_error_is_one_line_without_traceback(project, monkeypatch):
-    import meshlint.engine
+    import meshlint.engine.run
 
     def boom(*a, **k):
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(meshlint.engine, "run", boom)
+    monkeypatch.setattr(meshlint.engine.run, "run", boom)
     result = invoke("check", "race.yaml")
     assert (result.exit_code, result.output) == (2, "meshlint: error: internal error: RuntimeError: kaput (set MESHLINT_DEBUG=1 for details)\n")
 
 
 def test_python_dash_m_and_inputs_untouched(project):
     before = (project / "race.yaml").read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "meshlint", "check", "race.yaml"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "meshlint", "check", "race.yaml"], capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and proc.stdout.startswith("race.yaml:7:5: warning ML101")
     assert (project / "race.yaml").read_bytes() == before
 
@@ -306,7 +306,7 @@ def test_directory_walk_skips_hidden_and_excluded_and_survives_loops(project):
     (project / "loop").symlink_to(project)
     (project / ".meshlint.yaml").write_text('exclude: ["charts/**"]\n')
     result = invoke("check", ".")
-    assert [l.split(":")[0] for l in result.output.splitlines() if "ML101" in l] == ["race.yaml"]
+    assert [line.split(":")[0] for line in result.output.splitlines() if "ML101" in line] == ["race.yaml"]
 
 
 def test_readme_example_output_is_what_meshlint_prints(monkeypatch):

@@ -44,8 +44,10 @@ def test_every_annotation_istios_injector_tests_as_bad_is_one_ml404():
 def test_first_pass_never_misses_a_mesh_context_document():
     """The first pass composes only documents that `might_hold_context`; on every corpus document that
     really holds a Namespace, Service, PeerAuthentication or mesh config, it must say yes."""
-    from meshlint.loader import decode, document_chunks, load_chunks
-    from meshlint.model import MESH_CONTEXT_KINDS, might_hold_context, resources_of
+    from meshlint.model.kinds import MESH_CONTEXT_KINDS
+    from meshlint.model.prefilter import might_hold_context
+    from meshlint.model.resource import resources_of
+    from meshlint.source.loader import decode, document_chunks, load_chunks
 
     checked = 0
     for path in sorted(CORPUS.rglob("*")):

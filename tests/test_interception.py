@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import lint
-from meshlint.interception import KNOBS, parse_cidrs, parse_ports
+from meshlint.mesh.facts.interception import KNOBS, parse_cidrs, parse_ports
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_cidr_lists(text, items, problem):
 
 
 def test_star_only_where_allowed():
-    from meshlint.interception import parse
+    from meshlint.mesh.facts.interception import parse
 
     assert parse(KNOBS["includeOutboundIPRanges"], "*").everything
     assert parse(KNOBS["includeInboundPorts"], "*").everything

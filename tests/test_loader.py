@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from helpers import lint_text
-from meshlint.engine import load_file
-from meshlint.loader import MAX_DEPTH, SyntaxProblem, decode, load_text
-from meshlint.model import resources_of
+from meshlint.model.resource import resources_of
+from meshlint.source.compose import MAX_DEPTH, SyntaxProblem
+from meshlint.source.loader import decode, load_file, load_text
 
 
 def test_positions_are_one_based_and_kept_beside_the_data():
@@ -151,7 +150,7 @@ def test_huge_file_is_read_whole(tmp_path):
 
 def test_parts_read_alone_keep_the_files_positions():
     """The first pass composes single documents out of a file; their positions must be the file's."""
-    from meshlint.loader import document_chunks, load_chunks
+    from meshlint.source.loader import document_chunks, load_chunks
 
     text = (
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n# between\n"
@@ -165,7 +164,7 @@ def test_parts_read_alone_keep_the_files_positions():
         return [(d.line, d.root.path("metadata", "name").pos.line, d.root.path("metadata", "name").pos.column) for d in documents]
 
     assert where(parts) == where(whole.documents) == [(1, 3, 18), (6, 8, 18), (13, 16, 9)]
-    assert parts[1].lines[9] == "  mesh: |-"  # embedded YAML maps into the whole file's lines
+    assert parts[1].table.lines[9] == "  mesh: |-"  # embedded YAML maps into the whole file's lines
 
 
 def test_broken_part_after_many_lines_is_placed_in_the_file(tmp_path):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from meshlint.loader import load_text
-from meshlint.mesh import MeshContext, MeshOptions, Versions, parse_version
-from meshlint.model import resources_of
+from meshlint.mesh.context import MeshContext
+from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.model.resource import resources_of
+from meshlint.source.loader import load_text
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import lint_text
-from meshlint.loader import load_text
-from meshlint.model import pod_template, resources_of
+from meshlint.model.resource import resources_of
+from meshlint.source.loader import load_text
 
 POD_SPEC = "containers: [{name: app, image: app}]"
 
@@ -40,7 +40,7 @@ KINDS = [
 def test_pod_template_and_containers_of_every_workload_kind(kind, api):
     text, _ = wrap(kind, api)
     resource = next(resources_of(load_text("w.yaml", text).documents[0]))
-    template = pod_template(resource)
+    template = resource.template
     assert [c.name for c in template.containers] == ["app"]
 
 
@@ -53,7 +53,7 @@ def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
 
 def test_non_workloads_have_no_pod_template():
     resource = next(resources_of(load_text("s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n").documents[0]))
-    assert pod_template(resource) is None
+    assert resource.template is None
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,6 @@ def test_non_workloads_have_no_pod_template():
     ],
 )
 def test_first_pass_picks_the_documents_that_can_hold_mesh_context(text, expected):
-    from meshlint.model import might_hold_context
+    from meshlint.model.prefilter import might_hold_context
 
     assert might_hold_context(text) is expected

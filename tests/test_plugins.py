@@ -7,8 +7,8 @@ from importlib.metadata import EntryPoint, entry_points
 
 import pytest
 
-from meshlint import engine
 from meshlint.config import Config
+from meshlint.engine import run as engine
 from meshlint.registry import GROUP, RegistryError, load_rules
 
 PLUGIN = '''"""Every ConfigMap named forbidden is reported.
@@ -28,6 +28,7 @@ def check(resource, ctx):
 RULE = check
 DUPLICATE = RULE.__class__(**{**RULE.__dict__, "name": "other-name"})
 BAD = RULE.__class__(**{**RULE.__dict__, "code": "acme-1", "name": "bad-code"})
+NOT_RULES = (RULE, "a string")
 '''
 
 
@@ -43,12 +44,22 @@ def builtin_points():
     return list(entry_points(group=GROUP))
 
 
-def test_builtin_rules_come_from_entry_points():
-    assert [r.code for r in load_rules()] == sorted(p.name for p in builtin_points())
+def test_builtin_rules_come_from_one_entry_point_naming_every_rule_module():
+    """A built-in rule is its module (and its fixtures): no list of rules to keep in step."""
+    from helpers import ROOT
+
+    assert [(p.name, p.value) for p in builtin_points()] == [("builtin", "meshlint.rules:BUILTIN")]
+    modules = sorted(p.name for p in (ROOT / "meshlint" / "rules").glob("ml[0-9]*.py"))
+    assert [r.code for r in load_rules()] == [name.split("_")[0].upper() for name in modules]
+
+
+def test_an_entry_point_holding_something_other_than_rules_is_a_clear_error(plugin_module):
+    with pytest.raises(RegistryError, match=r"'ACME-SET'.*is not a meshlint Rule"):
+        load_rules([EntryPoint("ACME-SET", "acme_meshlint:NOT_RULES", GROUP)])
 
 
 def test_a_plugin_registers_and_runs_like_a_builtin(plugin_module, tmp_path):
-    points = builtin_points() + [EntryPoint("ACME101", "acme_meshlint:RULE", GROUP)]
+    points = [*builtin_points(), EntryPoint("ACME101", "acme_meshlint:RULE", GROUP)]
     rules = load_rules(points)
     assert "ACME101" in [r.code for r in rules]
     manifest = tmp_path / "cm.yaml"
@@ -58,7 +69,7 @@ def test_a_plugin_registers_and_runs_like_a_builtin(plugin_module, tmp_path):
 
 
 def test_duplicate_code_is_a_clear_error(plugin_module):
-    points = builtin_points() + [EntryPoint("ACME101", "acme_meshlint:RULE", GROUP), EntryPoint("ACME101", "acme_meshlint:DUPLICATE", GROUP)]
+    points = [*builtin_points(), EntryPoint("ACME101", "acme_meshlint:RULE", GROUP), EntryPoint("ACME101", "acme_meshlint:DUPLICATE", GROUP)]
     with pytest.raises(RegistryError, match="rule code ACME101 is already registered by entry point 'ACME101'"):
         load_rules(points)
 

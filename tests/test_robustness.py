@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import TESTDATA, lint
-from meshlint import engine
 from meshlint.cli import main
-from meshlint.loader import load_text
+from meshlint.engine import parallel
+from meshlint.engine import run as engine_run
+from meshlint.source import inputs
+from meshlint.source.loader import load_text
 
 FIXTURE_TEXTS = sorted(p.read_text(encoding="utf-8") for p in TESTDATA.rglob("*.yaml"))
 NASTY = [
@@ -117,14 +119,14 @@ def test_alias_bomb_through_the_whole_check_is_bounded_by_its_text(tmp_path):
 def test_unreadable_file_in_a_walk_is_a_note_and_the_rest_is_linted(tmp_path, monkeypatch):
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
     (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
-    real_read = engine.inputs_mod.read
+    real_read = inputs.read
 
     def read(path):
         if path.endswith("a.yaml"):
             raise PermissionError(13, "Permission denied")  # what chmod 000 gives a non-root user
         return real_read(path)
 
-    monkeypatch.setattr(engine.inputs_mod, "read", read)
+    monkeypatch.setattr(inputs, "read", read)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stderr == f"meshlint: {tmp_path / 'a.yaml'}: Permission denied; skipped\n"
@@ -134,13 +136,13 @@ def test_unreadable_file_in_a_walk_is_a_note_and_the_rest_is_linted(tmp_path, mo
 def test_file_that_vanishes_mid_run_is_a_note(tmp_path, monkeypatch):
     (tmp_path / "gone.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\n")
     (tmp_path / "kept.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
-    real = engine._mesh_context
+    real = engine_run._mesh_context
 
     def delete_then_read(files, *args):
         (tmp_path / "gone.yaml").unlink()  # after the walk found it, before it is read
         return real(files, *args)
 
-    monkeypatch.setattr(engine, "_mesh_context", delete_then_read)
+    monkeypatch.setattr(engine_run, "_mesh_context", delete_then_read)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stderr == f"meshlint: {tmp_path / 'gone.yaml'}: No such file or directory; skipped\n"
@@ -163,4 +165,4 @@ def test_output_is_the_same_for_any_number_of_jobs(tmp_path, jobs):
         assert result.exit_code == 1
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
-    assert json.loads(outputs[0])["summary"]["files"] > engine._PARALLEL_FROM
+    assert json.loads(outputs[0])["summary"]["files"] > parallel.PARALLEL_FROM

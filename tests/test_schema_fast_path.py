@@ -6,8 +6,8 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meshlint import proxyconfig
 from meshlint.config import config_schema
+from meshlint.mesh.facts import proxyconfig
 from meshlint.schemas import fits
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 70000), st.floats(allow_nan=False), st.text(max_size=8),

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from helpers import lint, lint_text
-from meshlint.loader import load_text
-from meshlint.model import pod_template, resources_of
-from meshlint.prestop import prestop_sleep
+from meshlint.mesh.facts.prestop import prestop_sleep
+from meshlint.model.resource import resources_of
+from meshlint.source.loader import load_text
 
 CONTAINER = """apiVersion: v1
 kind: Pod
@@ -27,8 +27,8 @@ spec:
 def sleep_of(prestop: str):
     text = CONTAINER.format(prestop=prestop)
     document = load_text("pod.yaml", text).documents[0]
-    template = pod_template(next(resources_of(document)))
-    return prestop_sleep(template.containers[0], document.lines)
+    template = next(resources_of(document)).template
+    return prestop_sleep(template.containers[0])
 
 
 @pytest.mark.parametrize(

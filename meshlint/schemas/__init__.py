@@ -10,10 +10,11 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def read_schema(name: str) -> dict:
+def read_schema(name: str) -> dict[str, Any]:
     """A shipped schema by file name; plain file access keeps start-up free of importlib.resources."""
     with open(os.path.join(_HERE, name), encoding="utf-8") as handle:
-        return json.load(handle)
+        schema: dict[str, Any] = json.load(handle)
+        return schema
 
 
 _KNOWN = frozenset(("$schema", "$id", "title", "description", "type", "properties", "additionalProperties",
@@ -29,7 +30,7 @@ _TYPES = {
 }
 
 
-def fits(value: Any, schema: dict, root: dict | None = None) -> bool:
+def fits(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = None) -> bool:
     """True when `value` surely satisfies `schema`, judged on the keywords meshlint's schemas use.
 
     The quick answer for the common, valid case: importing jsonschema costs more than a pre-commit
@@ -50,9 +51,8 @@ def fits(value: Any, schema: dict, root: dict | None = None) -> bool:
         return False
     if "anyOf" in schema and not any(fits(value, option, root) for option in schema["anyOf"]):
         return False
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0) or ("pattern" in schema and not re.search(schema["pattern"], value)):
-            return False
+    if isinstance(value, str) and (len(value) < schema.get("minLength", 0) or ("pattern" in schema and not re.search(schema["pattern"], value))):
+        return False
     if isinstance(value, list) and "items" in schema:
         return all(fits(item, schema["items"], root) for item in value)
     if isinstance(value, dict):

@@ -1,0 +1,54 @@
+"""What a run gives: the findings, sorted, and a summary of what was read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from meshlint.findings import Finding
+from meshlint.rule import Rule
+
+_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed")
+
+
+@dataclass(eq=False, repr=False)
+class Summary:
+    files: int = 0
+    resources: int = 0
+    by_severity: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
+    suppressed: int = 0
+    skipped_documents: int = 0
+    skipped_files: int = 0
+    assumed_meshed: int = 0
+
+    def add(self, other: Summary) -> None:
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "resources": self.resources,
+            "findings": dict(self.by_severity),
+            "suppressed": self.suppressed,
+            "skipped_documents": self.skipped_documents,
+            "skipped_files": self.skipped_files,
+            "assumed_meshed": self.assumed_meshed,
+        }
+
+
+@dataclass(eq=False, repr=False)
+class Report:
+    findings: list[Finding]
+    summary: Summary
+    rules: list[Rule]
+    notes: list[str]  # for stderr: skipped Helm templates, unreadable files found in a walk
+
+
+@dataclass(eq=False, repr=False)
+class FileResult:
+    """What checking one file gives; results of many files merge in file order."""
+
+    findings: list[Finding] = field(default_factory=list)
+    summary: Summary = field(default_factory=Summary)
+    notes: list[str] = field(default_factory=list)

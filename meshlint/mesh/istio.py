@@ -1,0 +1,40 @@
+"""Istio's names and defaults, as the injector and the agent read them (reference §1-§6)."""
+
+from __future__ import annotations
+
+PROXY_CONTAINER = "istio-proxy"
+# Containers the injector adds to a pod; a manifest that holds them is kube-inject output.
+INJECTED_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation", PROXY_CONTAINER, "enable-core-dump"))
+PROXY_UID = 1337
+
+PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
+INJECT = "sidecar.istio.io/inject"
+NATIVE_ANNOTATION = "sidecar.istio.io/nativeSidecar"
+STATUS_PORT_ANNOTATION = "status.sidecar.istio.io/port"
+INTERCEPTION_MODE = "sidecar.istio.io/interceptionMode"
+INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
+TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
+REV_LABEL = "istio.io/rev"
+NAMESPACE_INJECTION_LABEL = "istio-injection"
+DATAPLANE_MODE = "istio.io/dataplane-mode"
+NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
+
+# Keys that act only on a pod (the webhook sees only the pod, never its controller's metadata).
+POD_KEY_PREFIXES = ("sidecar.istio.io/", TRAFFIC_PREFIX)
+POD_KEYS = frozenset((PROXY_CONFIG_ANNOTATION,))
+
+# The injector adds these to every pod's inbound exclusions; excluding them again changes nothing.
+ALWAYS_EXCLUDED_INBOUND = frozenset((15090, 15021, 15020))
+
+DEFAULT_GRACE_SECONDS = 30
+DEFAULT_DRAIN = "5s"
+DEFAULT_MINIMUM_DRAIN = "5s"
+EXIT_ON_ZERO = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS"
+MINIMUM_DRAIN = "MINIMUM_DRAIN_DURATION"
+NATIVE_ENV = "ENABLE_NATIVE_SIDECARS"
+GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool
+
+
+def is_pod_key(key: str) -> bool:
+    """Does this label or annotation configure the sidecar of the pod that carries it?"""
+    return key in POD_KEYS or key.startswith(POD_KEY_PREFIXES)

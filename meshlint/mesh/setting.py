@@ -1,0 +1,35 @@
+"""An effective value and where it came from: the unit every mesh-context fact is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from meshlint.findings import Position
+from meshlint.source.document import Node
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True, repr=False)
+class Setting(Generic[T]):
+    """An effective value and where it came from; `origin` None means Istio's or Kubernetes' default.
+    Treated as immutable (a slotted class: fields are set once, in `__init__`)."""
+
+    value: T
+    origin: Position | None = None
+    note: str = ""
+    local: bool = False  # read from the workload's own manifest, so a finding can point at it
+
+    def __repr__(self) -> str:
+        return f"Setting({self.value!r} @ {self.where})"
+
+    @property
+    def where(self) -> str:
+        if self.origin is not None:
+            return f"{self.origin.path}:{self.origin.line}"
+        return self.note or "default"
+
+    @classmethod
+    def of(cls, node: Node, value: Any = None, local: bool = False) -> Setting[Any]:
+        return cls(node.value if value is None else value, node.pos, local=local)

@@ -1,0 +1,290 @@
+"""The workload view: everything a rule may know about one workload's mesh setup, each effective value
+with where it came from. Built once per workload in the second pass, from the mesh context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from meshlint.findings import Position
+from meshlint.mesh.facts import proxyconfig
+from meshlint.mesh.facts.durations import parse_duration
+from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
+from meshlint.mesh.facts.interception import Interception
+from meshlint.mesh.facts.interception import effective as effective_interception
+from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
+from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
+from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
+from meshlint.mesh.injection import Injection, decide_injection, injected_proxy
+from meshlint.mesh.istio import (
+    DEFAULT_DRAIN,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_MINIMUM_DRAIN,
+    EXIT_ON_ZERO,
+    GO_TRUE,
+    INJECTED_INIT_CONTAINERS,
+    INTERCEPTION_MODE,
+    MINIMUM_DRAIN,
+    NATIVE_ANNOTATION,
+    PROXY_CONFIG_ANNOTATION,
+    PROXY_CONTAINER,
+    STATUS_PORT_ANNOTATION,
+)
+from meshlint.mesh.options import at_least
+from meshlint.mesh.setting import Setting
+from meshlint.model.pod import Container, PodTemplate
+from meshlint.model.resource import Resource
+
+if TYPE_CHECKING:
+    from meshlint.mesh.context import MeshContext
+
+VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
+HOLD = "holdApplicationUntilProxyStarts"
+
+
+@dataclass(eq=False, repr=False)
+class WorkloadView:
+    """Everything the rules need to know about one workload's mesh setup."""
+
+    mesh: MeshContext
+    template: PodTemplate
+    injection: Injection
+    proxy_config: dict[str, Setting[Any]]  # effective ProxyConfig fields by JSON name
+    proxy_metadata: dict[str, Setting[Any]]
+    annotation: ProxyConfigAnnotation | None
+    native: Setting[bool]  # note says why
+    hold: Setting[Any]  # bool
+    hold_override: Setting[Any] | None  # Helm global.proxy.lifecycle, which replaces the hold hook
+    startup_probe_off: Setting[Any] | None
+    grace_period: Setting[Any]  # int seconds, None when not a number
+    drain: Setting[Any]  # float seconds, None when not a valid duration
+    interception: dict[str, Interception]  # traffic.sidecar.istio.io/* knobs, by name
+    interception_mode: Setting[Any]  # REDIRECT, TPROXY or NONE (or what was written)
+
+    @property
+    def owner(self) -> Resource:
+        return self.template.owner
+
+    @property
+    def classic_sidecar(self) -> bool:
+        return self.injection.sidecar and not self.native.value
+
+    @property
+    def native_sidecar(self) -> bool:
+        return self.injection.sidecar and bool(self.native.value)
+
+    # --- containers --------------------------------------------------------------------------------
+
+    @cached_property
+    def injected_proxy(self) -> Container | None:
+        """The `istio-proxy` already in the manifest (kube-inject output), if any."""
+        return injected_proxy(self.template)
+
+    @cached_property
+    def app_containers(self) -> list[Container]:
+        """The regular containers that are the application's own (not an injected istio-proxy)."""
+        return [c for c in self.template.containers if c.name != PROXY_CONTAINER]
+
+    @cached_property
+    def app_init_containers(self) -> list[Container]:
+        """Init containers that run before the pod's containers: not Istio's own, not native sidecars."""
+        return [c for c in self.template.init_containers if c.name not in INJECTED_INIT_CONTAINERS and not c.is_native_sidecar]
+
+    # --- facts read from the pod's own commands ------------------------------------------------------
+
+    @cached_property
+    def quit_calls(self) -> list[QuitCall]:
+        """Every call to the proxy's /quitquitquit made by the pod's own containers."""
+        return [call for c in self.template.all_containers if c.name != PROXY_CONTAINER for call in quit_calls(c)]
+
+    @cached_property
+    def prestop_sleeps(self) -> list[PreStopSleep]:
+        """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
+        return [s for c in self.template.all_containers if (s := prestop_sleep(c)) is not None]
+
+    @cached_property
+    def startup_evidence(self) -> list[Evidence]:
+        """Why the app calls out as soon as it starts: a batch workload, network env, network commands."""
+        return workload_evidence(self.template, self.app_containers)
+
+    def evidence(self, container: Container) -> list[Evidence]:
+        """Network use of one container (the same signs as the startup evidence)."""
+        return container_evidence(container)
+
+    @cached_property
+    def outbound_ports(self) -> list[tuple[Container, int, Evidence]]:
+        """Destination ports the app's env points at (URLs, `host:port`, `*_PORT`), per container."""
+        return [(c, port, e) for c in self.template.all_containers if c.name != PROXY_CONTAINER for port, e in env_ports(c)]
+
+    # --- ProxyConfig and drain ---------------------------------------------------------------------
+
+    @property
+    def pod_hold(self) -> Setting[Any] | None:
+        """holdApplicationUntilProxyStarts as the pod's own proxy.istio.io/config writes it."""
+        setting = self.proxy_config.get(HOLD)
+        return setting if setting is not None and setting.local else None
+
+    @property
+    def exit_on_zero(self) -> Setting[Any] | None:
+        """proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS when it is true: the agent then ignores
+        terminationDrainDuration, waits MINIMUM_DRAIN_DURATION and exits once connections reach zero."""
+        setting = self.proxy_metadata.get(EXIT_ON_ZERO)
+        return setting if setting is not None and setting.value in GO_TRUE else None
+
+    @property
+    def minimum_drain(self) -> Setting[Any]:
+        """proxyMetadata MINIMUM_DRAIN_DURATION in seconds (default 5s); value None when not a duration."""
+        setting = self.proxy_metadata.get(MINIMUM_DRAIN)
+        if setting is None:
+            return Setting(parse_duration(DEFAULT_MINIMUM_DRAIN), None)
+        return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+
+    # --- traffic -----------------------------------------------------------------------------------
+
+    @cached_property
+    def service_targets(self) -> dict[int, list[Setting[str]]]:
+        """Container ports that a Service selecting this pod sends traffic to, with the Service."""
+        return self.mesh.service_targets(self.template)
+
+    def mtls_mode(self, port: int | None = None) -> Setting[Any]:
+        """The PeerAuthentication mode in force for this pod (on `port`, when given)."""
+        labels = {k: v.text or "" for k, v in self.template.labels().items()}
+        return self.mesh.mtls_mode(self.owner.namespace, labels, port)
+
+    def point_at(self, *settings: Setting[Any] | None) -> Position:
+        """Where a finding about these settings goes: the first one written in this workload's own
+        manifest, else the pod template's metadata (a value from the mesh config lives in another file)."""
+        for setting in settings:
+            if setting is not None and setting.local and setting.origin is not None:
+                return setting.origin
+        return self.template.fix_position
+
+
+def build_view(mesh: MeshContext, resource: Resource) -> WorkloadView | None:
+    """Resolve one workload against the mesh context (None when it has no pod template)."""
+    template = resource.template
+    if template is None:
+        return None
+    annotation = _proxy_config_annotation(template)
+    proxy_config, proxy_metadata = _effective_proxy_config(mesh, annotation)
+    return WorkloadView(
+        mesh=mesh,
+        template=template,
+        injection=decide_injection(template, mesh.namespaces, mesh.options),
+        proxy_config=proxy_config,
+        proxy_metadata=proxy_metadata,
+        annotation=annotation,
+        native=_native(mesh, template),
+        hold=_hold(mesh, template, proxy_config),
+        hold_override=mesh.proxy_lifecycle,
+        startup_probe_off=_startup_probe_off(mesh, template),
+        grace_period=_grace_period(template),
+        drain=_drain(proxy_config),
+        interception=effective_interception(template.annotations(), mesh.helm_proxy),
+        interception_mode=_interception_mode(template, proxy_config),
+    )
+
+
+def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | None:
+    node = template.annotations().get(PROXY_CONFIG_ANNOTATION)
+    return read_annotation(node) if node is not None else None
+
+
+def _effective_proxy_config(
+    mesh: MeshContext, annotation: ProxyConfigAnnotation | None
+) -> tuple[dict[str, Setting[Any]], dict[str, Setting[Any]]]:
+    """Mesh defaultConfig, then each top-level annotation field replaces it; proxyMetadata merges by key."""
+    fields = dict(mesh.default_config)
+    metadata = dict(mesh.default_proxy_metadata)
+    if annotation is not None and annotation.body is not None and annotation.body.is_map:
+        for name, node in proxyconfig.normalized_fields(annotation.body).items():
+            if name == "proxyMetadata":
+                for key, value in node.items():
+                    metadata[str(key)] = Setting(value.text, value.pos, local=True)
+            else:
+                fields[name] = Setting.of(node, local=True)
+    return fields, metadata
+
+
+def _native(mesh: MeshContext, template: PodTemplate) -> Setting[bool]:
+    """Native sidecar in effect? The injected proxy, the pod annotation, istiod's env, the
+    compatibility profile, then Istio's `auto` default judged on the target versions."""
+    proxy = injected_proxy(template)
+    if proxy is not None:
+        return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
+    versions = mesh.options.versions
+    annotation = template.annotations().get(NATIVE_ANNOTATION)
+    # The annotation exists from Istio 1.24 on; older injectors ignore it.
+    readable = versions.istio is None or at_least(versions.istio, "1.24")
+    if annotation is not None and annotation.text in ("true", "false") and readable:
+        return Setting(annotation.text == "true", annotation.pos, f"{NATIVE_ANNOTATION} annotation")
+    env = mesh.native_env
+    if env is not None and env.value in ("true", "false"):
+        return Setting(env.value == "true", env.origin, "ENABLE_NATIVE_SIDECARS")
+    if env is not None and env.value != "auto":
+        return Setting(False, env.origin, f"ENABLE_NATIVE_SIDECARS={env.value!r} is treated as disabled")
+    compat = mesh.compatibility_version
+    if compat is not None and compat.value in ("1.24", "1.25", "1.26"):
+        return Setting(False, compat.origin, f"compatibilityVersion {compat.value}")
+    if versions.istio is not None and not at_least(versions.istio, "1.27"):
+        return Setting(False, None, f"Istio {versions.istio} does not default to native sidecars")
+    if versions.istio is not None and versions.kubernetes is not None:
+        auto = at_least(versions.kubernetes, "1.33")
+        return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with Istio {versions.istio} on Kubernetes {versions.kubernetes}")
+    return Setting(False, None, VERSIONS_UNKNOWN)
+
+
+def _hold(mesh: MeshContext, template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
+    """Hold in effect: the effective ProxyConfig value OR Helm global.proxy (reference §1.3)."""
+    proxy = injected_proxy(template)
+    if proxy is not None:
+        command = proxy.node.path("lifecycle", "postStart", "exec", "command")
+        words = [n.text for n in command.elements()]
+        waits = "pilot-agent" in " ".join(w or "" for w in words) and "wait" in words
+        return Setting(waits, command.pos if command.exists else proxy.position, "injected istio-proxy")
+    from_pod = proxy_config.get(HOLD)
+    from_helm = mesh.helm_value(HOLD)
+    for setting in (from_pod, from_helm):
+        if setting is not None and setting.value is True:
+            return setting
+    if from_pod is not None and isinstance(from_pod.value, bool):
+        return from_pod
+    return Setting(False, None)
+
+
+def _startup_probe_off(mesh: MeshContext, template: PodTemplate) -> Setting[Any] | None:
+    port = template.annotations().get(STATUS_PORT_ANNOTATION)
+    if port is not None and port.text == "0":
+        return Setting("0", port.pos, f'{STATUS_PORT_ANNOTATION}: "0"')
+    enabled = mesh.helm_value("startupProbe.enabled")
+    if enabled is not None and enabled.value is False:
+        return Setting(False, enabled.origin, "global.proxy.startupProbe.enabled: false")
+    return None
+
+
+def _grace_period(template: PodTemplate) -> Setting[Any]:
+    node = template.spec.get("terminationGracePeriodSeconds")
+    if not node.exists or node.value is None:
+        return Setting(DEFAULT_GRACE_SECONDS, None)
+    if isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 0:
+        return Setting.of(node, local=True)
+    return Setting(None, node.pos, f"terminationGracePeriodSeconds {node.text!r} is not a whole number", local=True)
+
+
+def _drain(proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
+    setting = proxy_config.get("terminationDrainDuration")
+    if setting is None:
+        return Setting(parse_duration(DEFAULT_DRAIN), None)
+    return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+
+
+def _interception_mode(template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
+    """The annotation, else ProxyConfig interceptionMode (pod over mesh), else REDIRECT."""
+    node = template.annotations().get(INTERCEPTION_MODE)
+    if node is not None:
+        return Setting(node.text, node.pos, INTERCEPTION_MODE, local=True)
+    setting = proxy_config.get("interceptionMode")
+    if setting is not None:
+        return Setting(setting.value, setting.origin, "proxy.istio.io/config interceptionMode", local=setting.local)
+    return Setting("REDIRECT", None)

@@ -1,0 +1,26 @@
+"""Kinds meshlint knows, and where each workload kind keeps its pod template."""
+
+from __future__ import annotations
+
+# Where each workload kind keeps its pod template, below the object's root.
+POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": (),
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "Rollout": ("spec", "template"),
+}
+WORKLOAD_KINDS = frozenset(POD_TEMPLATE_PATHS)
+BATCH_KINDS = frozenset(("Job", "CronJob"))
+
+# Pseudo-kind for an istiod Helm values file, which has no apiVersion or kind of its own.
+HELM_VALUES = "HelmValues"
+HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion"))
+
+# Kinds that can configure the mesh itself (mesh config, Helm values, istiod env).
+MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
+MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication")) | MESH_CONFIG_KINDS

@@ -1,0 +1,84 @@
+"""Resources: the Kubernetes objects a document holds, with their identity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from meshlint.findings import ResourceId
+from meshlint.model.kinds import HELM_VALUES, HELM_VALUES_KEYS, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
+from meshlint.source.document import Document, Node
+
+if TYPE_CHECKING:
+    from meshlint.model.pod import PodTemplate
+
+
+@dataclass(eq=False, repr=False)
+class Resource:
+    kind: str
+    api_version: str
+    root: Node
+    document: Document
+
+    # Read-only views of the document, asked for by many rules: computed once per resource.
+    @cached_property
+    def metadata(self) -> Node:
+        return self.root.get("metadata")
+
+    @cached_property
+    def name(self) -> str:
+        return self.metadata.get("name").text or ""
+
+    @cached_property
+    def namespace(self) -> str:
+        return self.metadata.get("namespace").text or ""
+
+    @property
+    def identity(self) -> ResourceId:
+        return ResourceId(self.kind, self.name, self.namespace)
+
+    @property
+    def path(self) -> str:
+        return self.document.path
+
+    @property
+    def is_workload(self) -> bool:
+        return self.kind in WORKLOAD_KINDS
+
+    @property
+    def template_path(self) -> str:
+        """Where the pod template's metadata is, as a dotted path (`spec.template.metadata`)."""
+        return ".".join((*POD_TEMPLATE_PATHS.get(self.kind, ()), "metadata"))
+
+    @cached_property
+    def template(self) -> PodTemplate | None:
+        """The pod template of a workload (None for other kinds, or when it is not a mapping)."""
+        from meshlint.model.pod import PodTemplate
+
+        path = POD_TEMPLATE_PATHS.get(self.kind)
+        if path is None:
+            return None
+        node = self.root.path(*path)
+        if not node.is_map:
+            return None
+        return PodTemplate(node, self)
+
+
+def resources_of(document: Document) -> Iterator[Resource]:
+    """The resources a document holds: itself, the items of a `kind: List`, or Helm values."""
+    root = document.root
+    if not root.is_map:
+        return
+    kind, api_version = root.get("kind").value, root.get("apiVersion").value
+    if isinstance(kind, str) and isinstance(api_version, str):
+        if kind == "List" or (kind.endswith("List") and root.get("items").is_list):
+            for item in root.get("items").elements():
+                item_kind, item_api = item.get("kind").value, item.get("apiVersion").value
+                if item.is_map and isinstance(item_kind, str) and isinstance(item_api, str):
+                    yield Resource(item_kind, item_api, item, document)
+            return
+        yield Resource(kind, api_version, root, document)
+    elif kind is None and api_version is None and HELM_VALUES_KEYS.intersection(root.value):
+        yield Resource(HELM_VALUES, "", root, document)

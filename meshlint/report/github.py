@@ -1,0 +1,26 @@
+"""GitHub Actions workflow commands: one annotation per finding."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meshlint.engine.results import Report
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    lines = []
+    for f in report.findings:
+        props = f"file={_escape_property(f.path)},line={f.line},col={f.column},title={_escape_property(f'{f.code} {f.name}')}"
+        lines.append(f"::{_LEVEL[str(f.severity)]} {props}::{_escape_data(f.message + chr(10) + 'help: ' + f.help)}")
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,48 @@
+"""Machine-readable findings; the shape is documented in the README (version 1).
+
+Written one finding at a time, laid out exactly as `json.dumps(report, indent=2)` would lay it out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from meshlint.engine.results import Report
+    from meshlint.findings import Finding
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "severity": str(f.severity),
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "message": f.message,
+        "help": f.help,
+        "resource": (
+            {"kind": f.resource.kind, "name": f.resource.name, "namespace": f.resource.namespace} if f.resource else None
+        ),
+    }
+
+
+def chunks(report: Report) -> Iterator[str]:
+    if not report.findings:
+        yield '{\n  "version": 1,\n  "findings": [],\n'
+    else:
+        yield '{\n  "version": 1,\n  "findings": [\n'
+        last = len(report.findings) - 1
+        for n, f in enumerate(report.findings):
+            text = json.dumps(finding_dict(f), indent=2)
+            yield "    " + text.replace("\n", "\n    ") + (",\n" if n < last else "\n")
+        yield "  ],\n"
+    summary = json.dumps(report.summary.as_dict(), indent=2).replace("\n", "\n  ")
+    yield f'  "summary": {summary}\n}}\n'
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    return "".join(chunks(report))

@@ -1,0 +1,85 @@
+"""The report for people: findings grouped by file, each with its source line and a caret under the
+column, as compilers print them, then an optional per-rule count and a one-line summary.
+
+Each finding still starts with `path:line:col: severity CODE name: message`, so editors and terminals
+that jump to `path:line:col` keep working.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meshlint.engine.results import Report, Summary
+    from meshlint.findings import Finding
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+
+
+def summary_line(summary: Summary) -> str:
+    counts = summary.by_severity
+    total = sum(counts.values())
+    parts = [
+        f"{summary.files} file{'s' if summary.files != 1 else ''}",
+        f"{summary.resources} resource{'s' if summary.resources != 1 else ''}",
+        f"{total} finding{'s' if total != 1 else ''} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)",
+        f"{summary.suppressed} suppressed",
+        f"{summary.skipped_documents + summary.skipped_files} skipped",
+        f"{summary.assumed_meshed} assumed meshed",
+    ]
+    return ", ".join(parts)
+
+
+def statistics(findings: Sequence[Finding]) -> list[str]:
+    """Findings per rule, most frequent first: `  3  ML101  startup-race  (2 error, 1 warning)`."""
+    if not findings:
+        return []
+    per_rule = Counter((f.code, f.name) for f in findings)
+    severities: dict[str, Counter[str]] = {}
+    for f in findings:
+        severities.setdefault(f.code, Counter())[str(f.severity)] += 1
+    width = max(len(str(n)) for n in per_rule.values())
+    name_width = max(len(name) for _, name in per_rule)
+    lines = ["findings per rule:"]
+    for (code, name), count in sorted(per_rule.items(), key=lambda item: (-item[1], item[0])):
+        split = ", ".join(f"{n} {s}" for s, n in sorted(severities[code].items(), key=lambda kv: ("error", "warning", "info").index(kv[0])))
+        lines.append(f"  {count:>{width}}  {code:<6} {name:<{name_width}}  ({split})")
+    return lines
+
+
+def chunks(report: Report, *, color: bool = False, with_statistics: bool = False, quiet: bool = False) -> Iterator[str]:
+    """The report one finding at a time (a big report is written while it is made)."""
+    for f in report.findings:  # sorted by path, so each file's findings come together
+        severity = str(f.severity)
+        if color:
+            out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET} {f.name}: {f.message}"]
+        else:
+            out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code} {f.name}: {f.message}"]
+        out.extend(_snippet(f.source, f.line, f.column, _COLORS[severity] if color else None))
+        out.append(f"  {_DIM}help:{_RESET} {f.help}" if color else f"  help: {f.help}")
+        out.append("")
+        yield "\n".join(out) + "\n"
+    if quiet:
+        return
+    if with_statistics and report.findings:
+        yield "\n".join(statistics(report.findings)) + "\n\n"
+    yield summary_line(report.summary) + "\n"
+
+
+def render(report: Report, *, color: bool = False, with_statistics: bool = False, quiet: bool = False) -> str:
+    return "".join(chunks(report, color=color, with_statistics=with_statistics, quiet=quiet))
+
+
+def _snippet(source: str | None, line: int, column: int, color: str | None) -> list[str]:
+    """The source line with a caret under the column; tabs shown as one space so the caret lines up."""
+    if source is None:
+        return []
+    source = source.rstrip("\r\n").replace("\t", " ")
+    gutter = " " * len(str(line))
+    caret = " " * (column - 1) + "^"
+    if color:
+        return [f"  {_DIM}{line} |{_RESET} {source}", f"  {_DIM}{gutter} |{_RESET} {color}{caret}{_RESET}"]
+    return [f"  {line} | {source}", f"  {gutter} | {caret}"]

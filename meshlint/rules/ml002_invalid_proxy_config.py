@@ -1,0 +1,105 @@
+"""`proxy.istio.io/config` that Istio rejects (wrong type, bad YAML) or silently ignores (unknown key).
+
+## What it does
+Parses the pod template's `proxy.istio.io/config` annotation (YAML or JSON) and validates it against
+the ProxyConfig schema shipped with meshlint. A body that does not parse, or a field of the wrong type
+(a quoted `"true"` for a boolean, a bare number for a duration, an unquoted `true` inside
+`proxyMetadata`) is an error. An unknown key is a warning, with the closest known field. The mesh-wide
+`meshConfig.defaultConfig` (IstioOperator, Helm values, the `istio` ConfigMap) is checked for the same
+type errors; its unknown keys are ML004's.
+
+## Why is this bad?
+The injector validates the annotation before injecting: a type error makes it refuse the pod, so the
+ReplicaSet never gets its pods. An unknown key is worse in a quiet way: Istio drops it without a word,
+so a typo such as `holdApplicationUntilProxyStart` leaves the setting you meant off.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: "true"  # expect: ML002
+          terminationDrainDuration: 20  # expect: ML002
+          holdApplicationUntilProxyStart: true  # expect: ML002
+    spec:
+      containers:
+        - name: web
+          image: web:1.0
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: true
+          terminationDrainDuration: 20s
+    spec:
+      containers:
+        - name: web
+          image: web:1.0
+```
+
+## References
+- istio/api `mesh/v1alpha1/proxy.proto` (ProxyConfig fields and types)
+- istio/istio `pkg/util/protomarshal` (`ApplyYAML`: strict first, then unknown fields allowed)
+- istio/istio `pkg/kube/inject/inject.go` ("Injection failed due to invalid annotations")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Position, Severity
+from meshlint.mesh.sources import MeshSource
+from meshlint.mesh.workload import WorkloadView
+from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
+
+_RETYPE = "give the field the type ProxyConfig declares (see `meshlint explain ML002`)"
+
+
+@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG))
+def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issue]:
+    if isinstance(subject, MeshSource):
+        # Type errors in the mesh-wide defaultConfig; unknown keys there are reported by ML004.
+        for problem in subject.default_config_problems:
+            if not problem.unknown_key:
+                yield Issue(problem.position, f"defaultConfig: {problem.message}; Istio cannot parse this mesh config", _RETYPE)
+        return
+    annotation = subject.annotation
+    if annotation is None:
+        return
+    if annotation.problem is not None:
+        syntax = annotation.problem
+        yield Issue(
+            Position(annotation.node.pos.path, syntax.line, syntax.column),
+            f"proxy.istio.io/config is not valid YAML or JSON ({syntax.message}); the injector rejects the pod",
+            "write the annotation as a YAML block (`proxy.istio.io/config: |`) or as one JSON object",
+        )
+        return
+    for schema_problem in annotation.problems:
+        if schema_problem.unknown_key:
+            hint = schema_problem.suggestion
+            help_text = f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant"
+            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING)
+        else:
+            yield Issue(schema_problem.position, f"{schema_problem.message}; the injector rejects the pod", _RETYPE)
+
+
+RULE = check

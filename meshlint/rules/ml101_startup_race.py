@@ -1,0 +1,125 @@
+"""The app can start before its Istio sidecar is ready: classic sidecar, no hold, no native sidecar.
+
+## What it does
+For each workload that gets a classic (non-native) Istio sidecar, checks that
+`holdApplicationUntilProxyStarts` is in effect (pod annotation, mesh `defaultConfig` or Helm
+`global.proxy`). Without it the finding is a warning; it is an error when the workload shows that it
+calls out as soon as it starts, and the message lists that evidence with its lines: a Job or CronJob,
+env values that are URLs, `host:port` or `*.svc` names, env names such as `DATABASE_URL` or
+`REDIS_HOST`, and commands such as `migrate`, `flyway`, `wait-for`, `curl`, `nc`. Option
+`require-evidence: true` reports only workloads with evidence.
+
+## Why is this bad?
+Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
+connections from the app are refused or reset, so a service that opens its database pool, runs a
+migration or calls a peer at startup fails "only sometimes", depending on which container wins.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: orders
+  namespace: shop
+spec:
+  selector: {matchLabels: {app: orders}}
+  template:
+    metadata:  # expect: ML101
+      labels: {app: orders}
+    spec:
+      containers:
+        - name: orders
+          image: orders:2.1
+          env:
+            - name: DATABASE_URL
+              value: postgres://orders-db.shop.svc.cluster.local:5432/orders
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: orders
+  namespace: shop
+spec:
+  selector: {matchLabels: {app: orders}}
+  template:
+    metadata:
+      labels: {app: orders}
+      annotations:
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
+    spec:
+      containers:
+        - name: orders
+          image: orders:2.1
+          env:
+            - name: DATABASE_URL
+              value: postgres://orders-db.shop.svc.cluster.local:5432/orders
+```
+
+## References
+- https://istio.io/latest/docs/ops/common-problems/injection/ (holdApplicationUntilProxyStarts)
+- https://istio.io/latest/blog/2023/native-sidecars/
+- istio/istio `pkg/kube/inject/webhook.go` `reorderPod` (hold = mesh/pod ProxyConfig OR Helm value)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import VERSIONS_UNKNOWN, WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
+
+
+def native_hint(workload: WorkloadView) -> str:
+    """How to let native sidecars settle the race, worded by what is known of the versions."""
+    if workload.native.note == VERSIONS_UNKNOWN:
+        return "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)"
+    return "or enable native sidecars (annotation sidecar.istio.io/nativeSidecar: \"true\", Kubernetes 1.29+)"
+
+
+@rule(
+    code="ML101",
+    name="startup-race",
+    severity=Severity.WARNING,
+    scope=WORKLOAD,
+    kinds=WORKLOAD_KINDS,
+    options={
+        "require-evidence": {
+            "type": "boolean",
+            "default": False,
+            "description": "report only workloads with evidence of startup calls (a Job, network env values or commands)",
+        }
+    },
+)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
+    if not workload.classic_sidecar or workload.hold.value:
+        return
+    evidence = workload.startup_evidence
+    if not evidence and ctx.options.get("require-evidence"):
+        return
+    owner = workload.owner
+    assumed = " (injection assumed: namespace unknown)" if workload.injection.assumed else ""
+    message = (
+        f"{owner.kind} {owner.name or '(unnamed)'} can start before its istio-proxy sidecar is ready{assumed}: "
+        f"classic sidecar ({workload.native.note}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
+    )
+    if evidence:
+        message += "; it calls out at startup: " + ", ".join(str(e) for e in evidence[:5])
+        if len(evidence) > 5:
+            message += f" and {len(evidence) - 5} more"
+    yield Issue(
+        workload.template.fix_position,
+        message,
+        f"{HOLD_HELP}, {native_hint(workload)}",
+        Severity.ERROR if evidence else None,
+    )
+
+
+RULE = check

@@ -1,0 +1,95 @@
+"""An init container that uses the network in a pod with a classic Istio sidecar.
+
+## What it does
+Reports init containers that show network use (the same evidence as ML101: URLs and service names in
+env, `migrate`, `curl`, `wait-for`, `nc` in the command) when the pod gets a classic Istio sidecar.
+Init containers that run as UID 1337 are left alone, and so are pods with native sidecars.
+
+## Why is this bad?
+Init containers run before any regular container, so before a classic sidecar exists. With Istio CNI
+their outbound traffic is already redirected to a proxy that is not listening: it is blackholed. With
+the `istio-init` container, which the injector moves last, they run unmeshed: no mTLS, so a STRICT
+server refuses them. Either way the migration or the wait fails.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: billing
+spec:
+  selector: {matchLabels: {app: billing}}
+  template:
+    metadata:
+      labels: {app: billing}
+      annotations:
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
+    spec:
+      initContainers:
+        - name: migrate  # expect: ML102
+          image: billing:3.0
+          command: ["flyway", "migrate"]
+      containers:
+        - name: billing
+          image: billing:3.0
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: billing
+spec:
+  selector: {matchLabels: {app: billing}}
+  template:
+    metadata:
+      labels: {app: billing}
+      annotations:
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
+    spec:
+      initContainers:
+        - name: migrate
+          image: billing:3.0
+          command: ["flyway", "migrate"]
+          securityContext:
+            runAsUser: 1337
+      containers:
+        - name: billing
+          image: billing:3.0
+```
+
+## References
+- https://istio.io/latest/docs/setup/additional-setup/cni/#compatibility-with-application-init-containers
+- istio/istio `pkg/kube/inject/webhook.go` `reorderPod` (istio-init moved last)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.istio import PROXY_UID
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML102", name="init-container-network", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if not workload.classic_sidecar:
+        return
+    for container in workload.app_init_containers:
+        evidence = workload.evidence(container)
+        if not evidence or container.run_as_user == PROXY_UID:
+            continue
+        yield Issue(
+            container.position,
+            f"{container.label} uses the network ({', '.join(str(e) for e in evidence[:3])}) but runs before the "
+            "classic istio-proxy sidecar starts: blackholed under Istio CNI, unmeshed (no mTLS) without it",
+            "run it as UID 1337 (securityContext.runAsUser: 1337) so the proxy does not capture it, move the call "
+            "into the app container, or enable native sidecars so init containers start after the proxy",
+        )
+
+
+RULE = check

@@ -1,0 +1,92 @@
+"""A Job, CronJob or run-to-completion Pod with a classic Istio sidecar that is never told to exit.
+
+## What it does
+For Jobs, CronJobs and Pods with `restartPolicy: Never` or `OnFailure` that get a classic (non-native)
+Istio sidecar, checks that some container POSTs to the proxy's `/quitquitquit` (agent port 15020, or
+Envoy admin 15000) once the work is done.
+
+## Why is this bad?
+A classic istio-proxy never exits by itself, and a pod completes only when all its containers have
+exited. The app container finishes, the proxy keeps running, the Job never completes, and a CronJob
+piles up pods that hold their resources forever. `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` does not help: it
+only acts after SIGTERM, which nothing sends.
+
+## Example
+```yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: export
+spec:
+  template:
+    metadata:  # expect: ML201
+      labels: {app: export}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: export:1.0
+          command: ["./export"]
+```
+
+## Use instead
+```yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: export
+spec:
+  template:
+    metadata:
+      labels: {app: export}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: export:1.0
+          command:
+            - sh
+            - -c
+            - |
+              trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT
+              ./export
+```
+
+## References
+- https://istio.io/latest/blog/2023/native-sidecars/ (native sidecars let Jobs complete)
+- istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (POST from localhost only)
+- https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/#jobs-with-sidecar-containers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import BATCH_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+NATIVE_FIRST = "enable native sidecars (pod annotation sidecar.istio.io/nativeSidecar: \"true\", Kubernetes 1.29+), which Kubernetes stops when the work ends"
+TRAP_QUIT = "or end the container's script with `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT`"
+
+
+@rule(code="ML201", name="job-never-completes", severity=Severity.ERROR, scope=WORKLOAD, kinds=BATCH_KINDS | {"Pod"})
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if not workload.classic_sidecar or not workload.template.runs_to_completion:
+        return
+    if any(call.is_post for call in workload.quit_calls):
+        return
+    owner = workload.owner
+    names = ", ".join(repr(c.name) for c in workload.app_containers) or "(none)"
+    not_post = [c for c in workload.quit_calls if not c.is_post]
+    tail = f"; its quit call on line {not_post[0].position.line} is not a POST (ML202)" if not_post else ""
+    yield Issue(
+        workload.template.fix_position,
+        f"{owner.kind} {owner.name or '(unnamed)'} never completes: its classic istio-proxy sidecar keeps running after "
+        f"container {names} exits, because nothing POSTs to localhost:15020/quitquitquit{tail}",
+        f"{NATIVE_FIRST}, {TRAP_QUIT}",
+    )
+
+
+RULE = check

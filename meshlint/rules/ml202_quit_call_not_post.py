@@ -1,0 +1,72 @@
+"""A `/quitquitquit` call that is not a POST, so the proxy answers 405 and keeps running.
+
+## What it does
+Finds calls to the Istio agent's or Envoy's `/quitquitquit` made with curl or wget without a POST:
+curl needs `-X POST`, `-XPOST`, `--request POST`, `-d`/`--data…` or `-F`; wget needs `--post-data`,
+`--post-file` or `--method=POST`.
+
+## Why is this bad?
+The agent accepts only POST from localhost; a GET gets `405 Method Not Allowed`, and curl without `-f`
+even exits 0, so the script looks fine while the proxy keeps running and the Job never completes.
+
+## Example
+```yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: export
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: export:1.0
+          command: ["sh", "-c", "trap 'curl -s http://localhost:15020/quitquitquit' EXIT; ./export"]  # expect: ML202
+```
+
+## Use instead
+```yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: export
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: export:1.0
+          command: ["sh", "-c", "trap 'curl -s -X POST http://localhost:15020/quitquitquit' EXIT; ./export"]
+```
+
+## References
+- istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (405 unless POST)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+_FIX = {"curl": "add -X POST to the curl command", "wget": "use wget --post-data='' (or --method=POST)"}
+
+
+@rule(code="ML202", name="quit-call-not-post", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    for call in workload.quit_calls:
+        if call.is_post:
+            continue
+        yield Issue(
+            call.position,
+            f"container {call.container.name!r} calls /quitquitquit without POST (`{call.command}`): the proxy answers 405 and keeps running",
+            _FIX.get(call.tool, "send the request as a POST"),
+        )
+
+
+RULE = check

@@ -1,0 +1,75 @@
+"""The quit call runs only when the job succeeds, so a failed run leaves the pod running forever.
+
+## What it does
+Reports a `/quitquitquit` call that a failure would skip: one chained after `&&`
+(`./work && curl -X POST …`), or one in a script that runs with `set -e` and has no `trap … EXIT`.
+
+## Why is this bad?
+When the work fails, the shell stops before the quit call. The app container exits with an error but
+the classic sidecar keeps running, so the pod never finishes, the Job's backoff never starts, and a
+CronJob keeps the failed pod around forever.
+
+## Example
+```yaml
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: sync
+spec:
+  schedule: "@hourly"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - name: sync
+              image: sync:1.0
+              command: ["sh", "-c", "./sync && curl -X POST localhost:15020/quitquitquit"]  # expect: ML203
+```
+
+## Use instead
+```yaml
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: sync
+spec:
+  schedule: "@hourly"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - name: sync
+              image: sync:1.0
+              command: ["sh", "-c", "trap 'curl -X POST localhost:15020/quitquitquit' EXIT; ./sync"]
+```
+
+## References
+- POSIX shell `trap` (EXIT runs however the script ends)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    for call in workload.quit_calls:
+        if call.skipped_on_failure and call.is_post:
+            yield Issue(
+                call.position,
+                f"container {call.container.name!r} quits the proxy only when the work succeeds (`{call.command}`): {call.skipped_on_failure}",
+                "make the quit run however the script ends: `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT` at the top",
+            )
+
+
+RULE = check

@@ -1,0 +1,95 @@
+"""A classic Istio sidecar whose drain does not fit in the pod's termination grace period.
+
+## What it does
+For pods with a classic (non-native) Istio sidecar, compares the proxy's effective
+`terminationDrainDuration` (the pod's `proxy.istio.io/config` over the mesh `defaultConfig`, default
+5s) with the pod's `terminationGracePeriodSeconds` (default 30). With `proxyMetadata`
+`EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"` the agent ignores `terminationDrainDuration` and waits at least
+`MINIMUM_DRAIN_DURATION` (default 5s) instead, so that is the number compared.
+
+## Why is this bad?
+On SIGTERM the agent stops accepting inbound connections, waits the whole drain duration and only then
+stops Envoy. The kubelet does not wait that long: when the grace period ends it kills every container
+that is still running. A drain at or beyond the grace period is therefore cut short by SIGKILL, and the
+connections it was meant to let finish are reset, which shows up as 503s and resets during every
+rollout. The default grace period is 30 seconds; a drain raised to 45s "to be safe" never gets there.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: payments
+spec:
+  template:
+    metadata:
+      annotations:
+        proxy.istio.io/config: |
+          terminationDrainDuration: 45s  # expect: ML301
+    spec:
+      containers:
+        - name: payments
+          image: payments:1.4
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: payments
+spec:
+  template:
+    metadata:
+      annotations:
+        proxy.istio.io/config: |
+          terminationDrainDuration: 45s
+    spec:
+      terminationGracePeriodSeconds: 60
+      containers:
+        - name: payments
+          image: payments:1.4
+```
+
+## References
+- istio/api `mesh/v1alpha1/proxy.proto` (`terminationDrainDuration`, default 5s)
+- istio/istio `pkg/envoy/agent.go` `terminate()` (drain, wait, then stop Envoy; `EXIT_ON_ZERO_ACTIVE_CONNECTIONS`)
+- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
+- istio/istio#25575 (a 310s drain cut off at 30s), istio/istio#34855
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.durations import format_seconds
+from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML301", name="drain-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    grace = workload.grace_period
+    if not workload.classic_sidecar or grace.value is None:
+        return
+    exit_on_zero = workload.exit_on_zero
+    if exit_on_zero is not None:
+        drain, name = workload.minimum_drain, MINIMUM_DRAIN
+        mode = f", with {EXIT_ON_ZERO} ({exit_on_zero.where}) the agent waits at least that long before it may exit"
+    else:
+        drain, name, mode = workload.drain, "terminationDrainDuration", ""
+    if drain.value is None or drain.value < grace.value:
+        return  # an invalid duration is ML002's to report
+    yield Issue(
+        workload.point_at(drain, grace),
+        f"{name} {format_seconds(drain.value)} ({drain.where}) ≥ terminationGracePeriodSeconds {grace.value} "
+        f"({grace.where}){mode}: the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+        f"set terminationGracePeriodSeconds above {format_seconds(drain.value)} plus the app's own shutdown time, "
+        f"or lower {name} below the grace period",
+    )
+
+
+RULE = check

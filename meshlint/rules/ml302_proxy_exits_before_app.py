@@ -1,0 +1,97 @@
+"""An app container's preStop sleep outlasts the classic Istio sidecar's drain.
+
+## What it does
+For pods with a classic (non-native) Istio sidecar, compares each app container's preStop sleep (exec
+`sleep N` or `/bin/sleep N`, a `sh -c` script that sleeps, or the `preStop.sleep.seconds` action) with
+the proxy's effective `terminationDrainDuration` (default 5s). Silent when `proxyMetadata`
+`EXIT_ON_ZERO_ACTIVE_CONNECTIONS` is `"true"`, where the proxy waits for connections to close instead.
+
+## Why is this bad?
+When a pod terminates, the kubelet signals every container at once: the app starts its preStop sleep
+(usually to keep serving while endpoints are removed), and the classic istio-proxy starts its drain at
+the same moment. When the drain ends, the agent stops Envoy, whether or not the app is still sleeping.
+From then on the requests that still reach the pod and the app's own outbound calls during shutdown
+have no proxy to go through, and fail. The sleep that was meant to make rollouts smooth is exactly what
+causes the 503s.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: storefront
+spec:
+  template:
+    metadata:
+      labels: {app: storefront}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", "10"]  # expect: ML302
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: storefront
+spec:
+  template:
+    metadata:
+      labels: {app: storefront}
+      annotations:
+        proxy.istio.io/config: |
+          terminationDrainDuration: 20s
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", "10"]
+```
+
+## References
+- istio/istio `pkg/envoy/agent.go` `terminate()` (drain inbound, wait `terminationDrainDuration`, stop Envoy)
+- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination (preStop, then TERM)
+- https://istio.io/latest/blog/2023/native-sidecars/ (native sidecars stop after the app)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.durations import format_seconds
+from meshlint.mesh.istio import PROXY_CONTAINER
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML302", name="proxy-exits-before-app", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    drain = workload.drain
+    if not workload.classic_sidecar or workload.exit_on_zero is not None or drain.value is None:
+        return
+    for sleep in workload.prestop_sleeps:
+        if sleep.container.name == PROXY_CONTAINER or sleep.seconds < drain.value:
+            continue
+        yield Issue(
+            sleep.position,
+            f"{sleep} ≥ terminationDrainDuration {format_seconds(drain.value)} ({drain.where}): istio-proxy stops "
+            "while the app is still sleeping, so requests still routed to the pod and the app's outbound calls "
+            "during shutdown fail",
+            f"raise terminationDrainDuration above {sleep.text} plus the app's shutdown time (and below "
+            'terminationGracePeriodSeconds), or set proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true", '
+            "or use native sidecars, which Kubernetes stops after the app",
+        )
+
+
+RULE = check

@@ -1,0 +1,89 @@
+"""A container's preStop sleep uses up the pod's whole termination grace period.
+
+## What it does
+Compares each container's preStop sleep (exec `sleep N` or `/bin/sleep N`, a `sh -c` script that
+sleeps, or the `preStop.sleep.seconds` action) with the pod's `terminationGracePeriodSeconds`
+(default 30). Sleeps in one script add up. Applies to every pod, meshed or not.
+
+## Why is this bad?
+The grace period starts counting before the preStop hook runs, and the container gets SIGTERM only
+after its preStop has finished. A sleep as long as the grace period leaves no time at all: the kubelet
+kills the container (after a one-off 2-second extension) before the application was ever asked to stop,
+so in-flight work is lost and connections are reset.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  template:
+    metadata:
+      labels: {app: frontend}
+    spec:
+      containers:
+        - name: frontend
+          image: frontend:2
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", "30"]  # expect: ML303
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  template:
+    metadata:
+      labels: {app: frontend}
+    spec:
+      terminationGracePeriodSeconds: 60
+      containers:
+        - name: frontend
+          image: frontend:2
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", "30"]
+```
+
+## References
+- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
+- Kubernetes API reference, `Lifecycle.preStop` ("The Pod's termination grace period countdown begins before the PreStop hook is executed")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML303", name="prestop-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    grace = workload.grace_period
+    if grace.value is None:
+        return
+    for sleep in workload.prestop_sleeps:
+        if sleep.seconds <= 0 or sleep.seconds < grace.value:
+            continue
+        yield Issue(
+            sleep.position,
+            f"{sleep} ≥ terminationGracePeriodSeconds {grace.value} ({grace.where}): the grace period runs "
+            "during preStop, so the container is killed before it receives SIGTERM and can shut down",
+            "replace the endless sleep with a bounded one, shorter than the grace period"
+            if math.isinf(sleep.seconds)
+            else f"set terminationGracePeriodSeconds above {sleep.text} plus the app's shutdown time, or shorten the sleep",
+        )
+
+
+RULE = check

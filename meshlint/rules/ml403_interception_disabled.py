@@ -1,0 +1,71 @@
+"""A sidecar that intercepts nothing: `interceptionMode: NONE`.
+
+## What it does
+For pods with an Istio sidecar, reads the effective interception mode: the pod-template annotation
+`sidecar.istio.io/interceptionMode`, else `interceptionMode` in ProxyConfig (the pod's
+`proxy.istio.io/config` over the mesh `defaultConfig`), else `REDIRECT`. Reports `NONE`.
+
+## Why is this bad?
+With `NONE` no iptables rules are installed: the proxy runs, but no traffic is sent through it unless
+the application itself is written to address the proxy. Every connection in and out of the pod
+skips mTLS, PeerAuthentication and AuthorizationPolicy, while the pod still looks meshed.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: raw-sockets
+spec:
+  template:
+    metadata:
+      annotations:
+        sidecar.istio.io/interceptionMode: NONE  # expect: ML403
+    spec:
+      containers: [{name: app, image: "app:1"}]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: raw-sockets
+spec:
+  template:
+    metadata:
+      annotations:
+        sidecar.istio.io/interceptionMode: TPROXY
+    spec:
+      containers: [{name: app, image: "app:1"}]
+```
+
+## References
+- https://istio.io/latest/docs/reference/config/annotations/#SidecarInterceptionMode
+- istio/api `mesh/v1alpha1/proxy.proto` (`InboundInterceptionMode`: NONE "typically requires changes to user applications")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML403", name="interception-disabled", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    mode = workload.interception_mode
+    if not workload.injection.sidecar or mode.value != "NONE":
+        return
+    yield Issue(
+        workload.point_at(mode),
+        f"interception mode is NONE ({mode.note or 'interceptionMode'}, {mode.where}): istio-proxy captures no traffic, "
+        "so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy",
+        "remove the setting (REDIRECT is the default), or use TPROXY to keep client source addresses",
+    )
+
+
+RULE = check

@@ -1,0 +1,41 @@
+"""YAML (or JSON, which is YAML) held inside a string value: `proxy.istio.io/config`, the `istio`
+ConfigMap's `data.mesh`, the injector ConfigMap's `data.values`. Positions map back into the host file."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from meshlint.findings import Position
+from meshlint.source.compose import Converter, DocumentTooDeep, SyntaxProblem, problem_from
+from meshlint.source.document import Node
+from meshlint.source.yaml11 import compose_all
+
+
+class Embedded(NamedTuple):
+    """The result of parsing YAML or JSON held in a string value."""
+
+    root: Node | None
+    problem: SyntaxProblem | None  # position already mapped into the host file
+
+
+def parse_embedded(host: Node) -> Embedded:
+    """Parse the string `host` as YAML and map positions back into the host file."""
+    text = host.text or ""
+    place = host.placer()
+    try:
+        nodes = [n for n in compose_all(text) if n is not None]
+    except Exception as err:
+        inner = problem_from(err, text)
+        line, col = place(inner.line - 1, inner.column - 1)
+        return Embedded(None, SyntaxProblem(line, col, inner.message))
+    if not nodes:
+        return Embedded(None, None)
+    converter = Converter(host.pos.path, host.table.lines, place)
+    try:
+        data = converter.convert(nodes[0])
+    except DocumentTooDeep:
+        return Embedded(None, SyntaxProblem(host.pos.line, host.pos.column, "nested too deeply"))
+    if converter.problems:
+        return Embedded(None, converter.problems[0])
+    line, col = place(nodes[0].start_mark.line, nodes[0].start_mark.column)
+    return Embedded(Node(data, converter.table, Position(host.pos.path, line, col), host.key_pos), None)

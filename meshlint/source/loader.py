@@ -1,0 +1,133 @@
+"""From a file's bytes to its Documents: decoding, composing, and recovery after a syntax error.
+
+A broken document does not hide the others: when a stream does not parse, each `---`-separated part is
+read on its own. A file with Helm template syntax that does not parse is passed over with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from meshlint.source import inputs
+from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
+from meshlint.source.document import Document
+
+# Indentation from which block nesting could reach the composer's limit.
+_DEEP_INDENT = re.compile(r"^[ ]{5000}", re.M)
+_DOC_START = re.compile(r"^---(?=\s|$)", re.M)
+HELM_SKIP = "Helm template syntax ({{ ... }}); render it first: helm template ... | meshlint check -"
+
+
+@dataclass(eq=False, repr=False)
+class LoadedFile:
+    path: str
+    documents: list[Document] = field(default_factory=list)
+    problems: list[SyntaxProblem] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list, repr=False)
+    # Set when the whole file was passed over (a Helm template that does not parse).
+    skipped: str | None = None
+
+
+def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
+    """Decode a file as Kubernetes does (UTF-8, a BOM allowed); bad bytes are replaced and reported."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as err:
+        before = data[: err.start].decode("utf-8-sig", errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        problem = SyntaxProblem(
+            line, column, f"file is not valid UTF-8 (byte 0x{data[err.start]:02x}); read with replacement characters"
+        )
+        return data.decode("utf-8-sig", errors="replace"), problem
+
+
+def load_file(path: str, display: str | None = None, data: bytes | None = None) -> LoadedFile:
+    """Read and load one input (raises OSError when it cannot be read)."""
+    if data is None:
+        data = inputs.read(path)
+    text, problem = decode(data)
+    loaded = load_text(display or inputs.display_name(path), text)
+    if problem is not None:
+        loaded.problems.insert(0, problem)
+    return loaded
+
+
+def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None) -> LoadedFile:
+    """Read `text` as the file `path` holds it. A part of a file is read with `line_offset`, the line it
+    starts at (0-based), and the whole file's `lines`, so positions are the file's."""
+    loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines)
+    too_deep = _nesting_beyond_limit(text)
+    if too_deep:
+        loaded.problems.append(SyntaxProblem(too_deep + line_offset, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
+        return loaded
+    try:
+        compose_into(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
+    except Exception:
+        loaded.documents.clear()
+        loaded.problems.clear()
+        _compose_by_document(loaded, text, line_offset)
+    if loaded.problems and "{{" in text:
+        loaded.documents.clear()
+        loaded.problems.clear()
+        loaded.skipped = HELM_SKIP
+    return loaded
+
+
+def document_chunks(text: str) -> list[tuple[int, str]]:
+    """The `---`-separated parts of a file as (first line, 0-based; text), without composing them."""
+    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    chunks = []
+    line = 0
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(text)
+        chunks.append((line, text[start:end]))
+        line += text.count("\n", start, end)
+    return chunks
+
+
+def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> list[Document]:
+    """Compose only some parts of a file (`lines` are the whole file's); parts that fail are left out
+    (reading the whole file reports them)."""
+    documents = []
+    for line_offset, chunk in chunks:
+        loaded = load_text(path, chunk, line_offset, lines)
+        if not loaded.problems:
+            documents.extend(loaded.documents)
+    return documents
+
+
+def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0) -> None:
+    """Read each `---`-separated part on its own, so one broken document does not hide the others."""
+    index = 0
+    for chunk_line, chunk in document_chunks(text):
+        offset = line_offset + chunk_line
+        try:
+            index = compose_into(loaded.documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
+        except DocumentTooDeep as err:
+            loaded.problems.append(SyntaxProblem(err.args[0], 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
+        except Exception as err:
+            problem = problem_from(err, chunk)
+            loaded.problems.append(SyntaxProblem(problem.line + offset, problem.column, problem.message))
+
+
+def _nesting_beyond_limit(text: str) -> int:
+    """Line of a nesting deep enough to crash the composer, or 0. Cheap unless brackets abound."""
+    match = _DEEP_INDENT.search(text)
+    if match:
+        return text.count("\n", 0, match.start()) + 1
+    if text.count("[") + text.count("{") < MAX_DEPTH:
+        return 0
+    depth = 0
+    for match in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > 4 * MAX_DEPTH:
+            return text.count("\n", 0, match.start()) + 1
+        depth = max(depth, 0)
+    return 0

@@ -1,0 +1,139 @@
+"""YAML read the way Kubernetes reads it: ruamel.yaml's C parser with the YAML 1.1 scalar rules.
+
+`0400` is octal 256, `yes`/`on` are booleans, `1:30` is sexagesimal. Tags are never constructed into
+objects: an unknown or unsafe tag (`!!python/object`) is read as the plain value its node holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+_TAG = "tag:yaml.org,2002:"
+_TRUE = frozenset(("yes", "true", "on", "y"))
+
+_loader_class: Any = None
+
+
+def compose_all(text: str) -> Iterator[Any]:
+    """The C composer's nodes for each document of `text`, read as YAML 1.1.
+
+    One loader per text, with no reference back to itself: ruamel.yaml's own `YAML.compose_all`
+    builds a loader class per call whose instance refers to itself, so its C buffers wait for the
+    cyclic garbage collector, and a run over a big tree grows by the size of the tree.
+    """
+    global _loader_class
+    if _loader_class is None:
+        _loader_class = _make_loader_class()
+    loader = _loader_class(text)
+    try:
+        while loader.check_node():
+            yield loader.get_node()
+    finally:
+        loader.dispose()
+
+
+def _make_loader_class() -> Any:
+    """ruamel.yaml's C parser with a resolver that has its YAML 1.1 table looked up once.
+
+    The stock `resolve` asks which YAML version the document declares for each scalar it sees, which
+    costs more than composing the scalar; meshlint reads every document as YAML 1.1, as Kubernetes does.
+    """
+    from ruamel.yaml import CParser  # type: ignore[attr-defined]  # the C extension, untyped
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver, implicit_resolvers
+    from ruamel.yaml.tag import Tag
+
+    table: dict[Any, list[tuple[str, Any]]] = {}
+    for versions, tag, regexp, first in implicit_resolvers:
+        if (1, 1) in versions:
+            for char in first if first is not None else [None]:
+                table.setdefault(char, []).append((tag, regexp))
+    tags: dict[str, Any] = {}
+
+    class Loader11(CParser, VersionedResolver):  # type: ignore[misc]
+        def __init__(self, text: str) -> None:
+            CParser.__init__(self, text)
+            VersionedResolver.__init__(self, version=(1, 1), loader=None)
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is ScalarNode and implicit[0]:
+                for tag, regexp in (*table.get(value[:1], ()), *table.get(None, ())):
+                    if regexp.match(value):
+                        cached = tags.get(tag)
+                        if cached is None:
+                            cached = tags[tag] = Tag(suffix=tag)
+                        return cached
+            return VersionedResolver.resolve(self, kind, value, (False, False))
+
+    return Loader11
+
+
+def node_tag(node: Any) -> str:
+    """The node's tag as text; resolved tags (no handle) skip ruamel.yaml's slower conversion."""
+    ctag = node.ctag
+    if ctag is None:
+        return ""
+    return str(ctag.suffix if ctag.handle is None else str(ctag))
+
+
+def scalar_value(node: Any) -> Any:
+    """A scalar node's value as Kubernetes reads it."""
+    tag = node_tag(node)
+    text: str = node.value
+    if not tag.startswith(_TAG):
+        return text
+    kind = tag[len(_TAG):]
+    if kind == "str":
+        return text
+    if kind == "null":
+        return None
+    if kind == "bool":
+        return text.lower() in _TRUE
+    if kind == "int":
+        return _int11(text)
+    if kind == "float":
+        return _float11(text)
+    return text  # timestamps, binary and anything else stay as written
+
+
+def _int11(text: str) -> Any:
+    body = text.replace("_", "")
+    sign = -1 if body.startswith("-") else 1
+    body = body.lstrip("+-")
+    try:
+        if body.startswith(("0b", "0B")):
+            return sign * int(body[2:], 2)
+        if body.startswith(("0x", "0X")):
+            return sign * int(body[2:], 16)
+        if body.startswith(("0o", "0O")):
+            return sign * int(body[2:], 8)
+        if ":" in body:
+            total = 0
+            for part in body.split(":"):
+                total = total * 60 + int(part)
+            return sign * total
+        if len(body) > 1 and body.startswith("0"):
+            return sign * int(body, 8)
+        return sign * int(body)
+    except ValueError:
+        return text
+
+
+def _float11(text: str) -> Any:
+    body = text.replace("_", "").lower()
+    if body in (".nan",):
+        return math.nan
+    if body.lstrip("+-") == ".inf":
+        return -math.inf if body.startswith("-") else math.inf
+    try:
+        if ":" in body:
+            sign = -1.0 if body.startswith("-") else 1.0
+            total = 0.0
+            for part in body.lstrip("+-").split(":"):
+                total = total * 60 + float(part)
+            return sign * total
+        return float(body)
+    except ValueError:
+        return text

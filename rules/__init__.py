@@ -1,1 +1,0 @@
-"""meshlint's built-in rules, one module each; registered through the `meshlint.rules` entry points."""
