@@ -13,7 +13,10 @@ from meshlint.registry import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
-EXPECT = re.compile(r"#\s*expect:\s*([A-Z]+[0-9]+(?::[0-9]+)?(?:\s*,\s*[A-Z]+[0-9]+(?::[0-9]+)?)*)")
+# `# expect: ML101:error` (code and severity), optionally with the column: `# expect: ML404:error:61`;
+# several findings on one line are separated by commas.
+_MARK = r"[A-Z]+[0-9]+(?::[a-z]+)?(?::[0-9]+)?"
+EXPECT = re.compile(rf"#\s*expect:\s*({_MARK}(?:\s*,\s*{_MARK})*)")
 CONFIG_COMMENT = re.compile(r"^#\s*config:\s*(\{.*\})\s*$", re.M)
 
 RULES = load_rules()
@@ -40,16 +43,24 @@ def lint_text(tmp_path: Path, text: str, settings: dict | None = None, name: str
     return lint([path], settings, base=str(tmp_path))
 
 
-def expectations(path: Path, display: str) -> set[tuple]:
+def expectations(path: Path, display: str) -> set[tuple[str, int, str, str | None, int | None]]:
+    """(path, line, code, severity, column) of every marker; severity or column None when not written."""
     found = set()
     for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
         match = EXPECT.search(line)
         if not match:
             continue
         for item in match.group(1).split(","):
-            code, _, column = item.strip().partition(":")
-            found.add((display, number, code, int(column) if column else None))
+            code, severity, column = _parts(item.strip())
+            found.add((display, number, code, severity, column))
     return found
+
+
+def _parts(item: str) -> tuple[str, str | None, int | None]:
+    code, *rest = item.split(":")
+    severity = next((r for r in rest if not r.isdigit()), None)
+    column = next((int(r) for r in rest if r.isdigit()), None)
+    return code, severity, column
 
 
 def fixture_run(fixture: Path):
@@ -71,6 +82,8 @@ def fixture_run(fixture: Path):
     for f in report.findings:
         if f.code not in codes:
             continue
-        column = next((e[3] for e in expected if e[:3] == (f.path, f.line, f.code) and e[3] is not None), None)
-        actual.add((f.path, f.line, f.code, f.column if column is not None else None))
+        marker = next((e for e in expected if e[:3] == (f.path, f.line, f.code)), None)
+        severity = str(f.severity) if marker is None or marker[3] is not None else None
+        column = f.column if marker is not None and marker[4] is not None else None
+        actual.add((f.path, f.line, f.code, severity, column))
     return expected, actual, report

@@ -27,3 +27,21 @@ def test_every_rule_has_fixtures_that_fire_and_stay_silent(rule):
     fixtures = [p for p in folder.iterdir() if not p.name.startswith(".")]
     assert any(_marked(f, rule.code) for f in fixtures), "no fixture fires"
     assert any(not _marked(f, rule.code) for f in fixtures), "no fixture stays silent"
+
+
+def test_every_marker_names_the_severity_it_expects():
+    """`# expect: ML101:error`: an evidence-raised error and a plain warning are different findings."""
+    import re
+
+    from helpers import ROOT
+
+    sources = [p for p in TESTDATA.rglob("*") if p.is_file()] + sorted((ROOT / "meshlint" / "rules").glob("ml*.py"))
+    bare = []
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            if "expect:" not in line:
+                continue
+            for item in re.split(r"\s*,\s*", line.split("expect:", 1)[1].strip()):
+                if not re.fullmatch(r"[A-Z]+[0-9]+:(error|warning|info)(:[0-9]+)?", item):
+                    bare.append(f"{path.relative_to(ROOT)}:{number}: {item}")
+    assert bare == []

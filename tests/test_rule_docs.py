@@ -76,5 +76,5 @@ def test_explain_is_coloured_only_when_asked():
     assert "\033[" not in plain
     assert plain.startswith("ML301 drain-exceeds-grace (default severity: error)\n\n")
     assert "\033[1m\033[36mWhy is this bad?\033[0m" in coloured
-    assert "\033[32m          terminationDrainDuration: 45s  # expect: ML301\033[0m" in coloured
+    assert "\033[32m          terminationDrainDuration: 45s  # expect: ML301:error\033[0m" in coloured
     assert "\033[" not in coloured.replace("\033[1m", "").replace("\033[36m", "").replace("\033[32m", "").replace("\033[2m", "").replace("\033[0m", "")

@@ -87,7 +87,7 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
             return False
         parsed = parse_embedded(values)
         source.helm_values = _mapping(parsed.root)
-        source.problems.extend([parsed.problem] if parsed.problem else [])
+        _note(source, parsed.problem, "data.values", "the injector cannot read these Helm values")
         if source.helm_values is not None:
             source.env.update(source.helm_values.path("pilot", "env").string_map())
         return True
@@ -97,9 +97,14 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
             return False
         parsed = parse_embedded(mesh)
         source.mesh_config = _mapping(parsed.root)
-        source.problems.extend([parsed.problem] if parsed.problem else [])
+        _note(source, parsed.problem, "data.mesh", "istiod cannot read this MeshConfig")
         return True
     return False
+
+
+def _note(source: MeshSource, problem: SyntaxProblem | None, field: str, effect: str) -> None:
+    if problem is not None:
+        source.problems.append(problem._replace(message=f"{field} of ConfigMap {source.resource.name} does not parse ({problem.message}); {effect}"))
 
 
 def _mapping(node: Node | None) -> Node | None:

@@ -3,8 +3,10 @@
 ## What it does
 Reports YAML the way `kubectl apply` would refuse it: syntax errors (a tab in indentation, an unclosed
 bracket), duplicate mapping keys (reported at the second key), bytes that are not UTF-8, aliases that
-refer to themselves, and nesting too deep to read. The other documents of the file, and the other
-files, are still linted.
+refer to themselves, and nesting too deep to read. Also the YAML that Istio reads out of a string: the
+`istio` ConfigMap's `data.mesh` and the `istio-sidecar-injector` ConfigMap's `data.values`, reported
+at the broken line inside the string. The other documents of the file, and the other files, are
+still linted.
 
 ## Why is this bad?
 Kubernetes rejects the object, so nothing in it is deployed; and every other rule is blind to the
@@ -19,7 +21,7 @@ metadata:
   name: settings
 data:
   mode: fast
-  mode: safe  # expect: ML001
+  mode: safe  # expect: ML001:error
 ```
 
 ## Use instead
@@ -56,6 +58,8 @@ def check(subject: LoadedFile | MeshSource, ctx: RuleContext) -> Iterator[Issue]
 
 
 def _help(message: str) -> str:
+    if message.startswith(("data.mesh ", "data.values ")):
+        return "fix the YAML inside the string at this point: Kubernetes stores the ConfigMap as it is, and only Istio reads the string"
     if message.startswith("duplicate key"):
         return "keep one of the two keys; Kubernetes would see only one of them, and kubectl refuses the object"
     if "UTF-8" in message:

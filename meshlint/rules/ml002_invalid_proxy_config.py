@@ -26,9 +26,9 @@ spec:
       labels: {app: web}
       annotations:
         proxy.istio.io/config: |
-          holdApplicationUntilProxyStarts: "true"  # expect: ML002
-          terminationDrainDuration: 20  # expect: ML002
-          holdApplicationUntilProxyStart: true  # expect: ML002
+          holdApplicationUntilProxyStarts: "true"  # expect: ML002:error
+          terminationDrainDuration: 20  # expect: ML002:error
+          holdApplicationUntilProxyStart: true  # expect: ML002:warning
     spec:
       containers:
         - name: web

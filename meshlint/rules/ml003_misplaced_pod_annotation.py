@@ -18,7 +18,7 @@ kind: Deployment
 metadata:
   name: api
   annotations:
-    proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'  # expect: ML003
+    proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'  # expect: ML003:error
 spec:
   selector: {matchLabels: {app: api}}
   template:

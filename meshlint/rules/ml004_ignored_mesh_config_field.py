@@ -20,9 +20,9 @@ metadata:
   namespace: istio-system
 spec:
   meshConfig:
-    holdApplicationUntilProxyStarts: true  # expect: ML004
+    holdApplicationUntilProxyStarts: true  # expect: ML004:warning
     defaultConfig:
-      terminationDrainDuraton: 20s  # expect: ML004
+      terminationDrainDuraton: 20s  # expect: ML004:warning
 ```
 
 ## Use instead

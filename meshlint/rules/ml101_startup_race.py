@@ -24,7 +24,7 @@ metadata:
 spec:
   selector: {matchLabels: {app: orders}}
   template:
-    metadata:  # expect: ML101
+    metadata:  # expect: ML101:error
       labels: {app: orders}
     spec:
       containers:

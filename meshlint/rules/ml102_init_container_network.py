@@ -26,7 +26,7 @@ spec:
         proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     spec:
       initContainers:
-        - name: migrate  # expect: ML102
+        - name: migrate  # expect: ML102:warning
           image: billing:3.0
           command: ["flyway", "migrate"]
       containers:

@@ -20,7 +20,7 @@ metadata:
   name: reports
 spec:
   initContainers:
-    - name: envoy-proxy  # expect: ML103
+    - name: envoy-proxy  # expect: ML103:error
       image: envoyproxy/envoy:v1.31.0
       restartPolicy: Always
   containers:

@@ -22,7 +22,7 @@ spec:
   initContainers:
     - name: log-shipper
       image: fluent-bit:3.0
-      restartPolicy: Always  # expect: ML104
+      restartPolicy: Always  # expect: ML104:error
   containers:
     - name: agent
       image: agent:1.0

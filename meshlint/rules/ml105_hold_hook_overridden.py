@@ -22,7 +22,7 @@ spec:
   values:
     global:
       proxy:
-        lifecycle:  # expect: ML105
+        lifecycle:  # expect: ML105:error
           preStop:
             exec:
               command: ["sleep", "5"]

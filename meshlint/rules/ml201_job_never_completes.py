@@ -19,7 +19,7 @@ metadata:
   name: export
 spec:
   template:
-    metadata:  # expect: ML201
+    metadata:  # expect: ML201:error
       labels: {app: export}
     spec:
       restartPolicy: Never

@@ -22,7 +22,7 @@ spec:
       containers:
         - name: export
           image: export:1.0
-          command: ["sh", "-c", "trap 'curl -s http://localhost:15020/quitquitquit' EXIT; ./export"]  # expect: ML202
+          command: ["sh", "-c", "trap 'curl -s http://localhost:15020/quitquitquit' EXIT; ./export"]  # expect: ML202:error
 ```
 
 ## Use instead

@@ -25,7 +25,7 @@ spec:
           containers:
             - name: sync
               image: sync:1.0
-              command: ["sh", "-c", "./sync && curl -X POST localhost:15020/quitquitquit"]  # expect: ML203
+              command: ["sh", "-c", "./sync && curl -X POST localhost:15020/quitquitquit"]  # expect: ML203:warning
 ```
 
 ## Use instead

@@ -25,7 +25,7 @@ spec:
       containers:
         - name: export
           image: export:1.0
-          command: ["sh", "-c", "./export; curl -X POST localhost:15020/quitquitquit"]  # expect: ML204
+          command: ["sh", "-c", "./export; curl -X POST localhost:15020/quitquitquit"]  # expect: ML204:info
 ```
 
 ## Use instead

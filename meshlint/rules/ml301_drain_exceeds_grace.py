@@ -25,7 +25,7 @@ spec:
     metadata:
       annotations:
         proxy.istio.io/config: |
-          terminationDrainDuration: 45s  # expect: ML301
+          terminationDrainDuration: 45s  # expect: ML301:error
     spec:
       containers:
         - name: payments

@@ -31,7 +31,7 @@ spec:
           lifecycle:
             preStop:
               exec:
-                command: ["sleep", "10"]  # expect: ML302
+                command: ["sleep", "10"]  # expect: ML302:warning
 ```
 
 ## Use instead

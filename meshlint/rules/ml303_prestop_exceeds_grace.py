@@ -28,7 +28,7 @@ spec:
           lifecycle:
             preStop:
               exec:
-                command: ["sleep", "30"]  # expect: ML303
+                command: ["sleep", "30"]  # expect: ML303:error
 ```
 
 ## Use instead

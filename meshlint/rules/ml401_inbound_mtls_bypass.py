@@ -27,7 +27,7 @@ spec:
     metadata:
       labels: {app: orders}
       annotations:
-        traffic.sidecar.istio.io/excludeInboundPorts: "9000"  # expect: ML401
+        traffic.sidecar.istio.io/excludeInboundPorts: "9000"  # expect: ML401:warning
     spec:
       containers:
         - name: orders

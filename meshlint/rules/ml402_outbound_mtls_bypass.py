@@ -29,7 +29,7 @@ spec:
   template:
     metadata:
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundPorts: "5432"  # expect: ML402
+        traffic.sidecar.istio.io/excludeOutboundPorts: "5432"  # expect: ML402:warning
     spec:
       containers:
         - name: orders

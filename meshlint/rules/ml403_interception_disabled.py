@@ -20,7 +20,7 @@ spec:
   template:
     metadata:
       annotations:
-        sidecar.istio.io/interceptionMode: NONE  # expect: ML403
+        sidecar.istio.io/interceptionMode: NONE  # expect: ML403:warning
     spec:
       containers: [{name: app, image: "app:1"}]
 ```

@@ -26,9 +26,9 @@ spec:
   template:
     metadata:
       labels:
-        sidecar.istio.io/inject: true  # expect: ML404
+        sidecar.istio.io/inject: true  # expect: ML404:error
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8, 172.16.0.0/12"  # expect: ML404
+        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8, 172.16.0.0/12"  # expect: ML404:error
     spec:
       containers: [{name: api, image: "api:1"}]
 ```
