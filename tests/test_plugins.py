@@ -103,3 +103,35 @@ def test_a_plugin_distribution_on_sys_path_is_discovered(plugin_module, tmp_path
     assert ("ACME101", "acme_meshlint:RULE") in [(p.name, p.value) for p in entry_points(group=GROUP)]
     rules = load_rules()
     assert [r.code for r in rules if r.code.startswith("ACME")] == ["ACME101"]
+
+
+def test_rule_options_are_validated_against_their_declared_schema():
+    from meshlint.config import ConfigError
+    from meshlint.engine.selection import rule_options
+    from meshlint.findings import Severity
+    from meshlint.rule import rule
+
+    @rule(
+        code="ACME201",
+        name="many-things",
+        severity=Severity.INFO,
+        scope="resource",
+        options={
+            "threshold": {"type": "integer", "minimum": 1, "default": 100, "description": "how many"},
+            "mode": {"enum": ["strict", "loose"], "default": "loose"},
+        },
+    )
+    def check(resource, ctx):
+        return iter(())
+
+    def options(**given):
+        return rule_options(check, Config(path=".meshlint.yaml", rule_options={"ACME201": given}))
+
+    assert options() == {"threshold": 100, "mode": "loose"}
+    assert options(threshold=5, mode="strict") == {"threshold": 5, "mode": "strict"}
+    with pytest.raises(ConfigError, match=r"^\.meshlint\.yaml: rules\.ACME201\.threshold: 'many' is not valid; expected a whole number at least 1$"):
+        options(threshold="many")
+    with pytest.raises(ConfigError, match=r"rules\.ACME201\.threshold: 0 is not valid; expected a whole number at least 1$"):
+        options(threshold=0)
+    with pytest.raises(ConfigError, match=r"rules\.ACME201\.mode: 'fast' is not valid; expected one of \"strict\", \"loose\"$"):
+        options(mode="fast")
