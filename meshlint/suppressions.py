@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from meshlint.model.pod import PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.rule import Rule
 
@@ -21,13 +22,11 @@ def _matches(rule: Rule, entries: frozenset[str]) -> bool:
     return rule.code in entries or rule.name in entries or "all" in entries
 
 
-def annotation_suppresses(resource: Resource | None, rule: Rule) -> bool:
+def annotation_suppresses(resource: Resource | None, templates: list[PodTemplate], rule: Rule) -> bool:
+    """The annotation on the object itself, or on the pod template the finding is about."""
     if resource is None:
         return False
-    places = [resource.metadata]
-    template = resource.template
-    if template is not None:
-        places.append(template.metadata)
+    places = [resource.metadata] + [template.metadata for template in templates]
     for metadata in places:
         value = metadata.path("annotations", ANNOTATION).text
         if value and _matches(rule, parse_list(value)):

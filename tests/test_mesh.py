@@ -6,6 +6,8 @@ import pytest
 
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.mesh.workload import build_view
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text
 
@@ -30,7 +32,8 @@ def context(*texts, istio=None, kubernetes=None, **options):
     versions = Versions(parse_version(istio), parse_version(kubernetes))
     mesh = MeshContext(resources, MeshOptions(versions=versions, **options))
     workloads = [r for r in resources if r.is_workload]
-    return mesh, (mesh.workload(workloads[0]) if workloads else None)
+    templates = [t for r in workloads for t in pod_templates(r)]
+    return mesh, (build_view(mesh, templates[0]) if templates else None)
 
 
 def deployment(namespace="apps", labels="{}", annotations="{}"):

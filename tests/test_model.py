@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import lint_text
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text
 
@@ -40,7 +41,7 @@ KINDS = [
 def test_pod_template_and_containers_of_every_workload_kind(kind, api):
     text, _ = wrap(kind, api)
     resource = next(resources_of(load_text("w.yaml", text).documents[0]))
-    template = resource.template
+    [template] = pod_templates(resource)
     assert [c.name for c in template.containers] == ["app"]
 
 
@@ -53,7 +54,7 @@ def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
 
 def test_non_workloads_have_no_pod_template():
     resource = next(resources_of(load_text("s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n").documents[0]))
-    assert resource.template is None
+    assert pod_templates(resource) == []
 
 
 @pytest.mark.parametrize(

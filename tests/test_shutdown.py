@@ -8,6 +8,7 @@ import pytest
 
 from helpers import lint, lint_text
 from meshlint.mesh.facts.prestop import prestop_sleep
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text
 
@@ -27,7 +28,7 @@ spec:
 def sleep_of(prestop: str):
     text = CONTAINER.format(prestop=prestop)
     document = load_text("pod.yaml", text).documents[0]
-    template = next(resources_of(document)).template
+    template = pod_templates(next(resources_of(document)))[0]
     return prestop_sleep(template.containers[0])
 
 

@@ -135,13 +135,13 @@ def _check_file(plan: Plan, path: str) -> FileResult:
             else:
                 summary.skipped_documents += 1
     summary.resources = len(resources)
-    summary.assumed_meshed = sum(1 for r in resources if r.view is not None and r.view.injection.sidecar and r.view.injection.assumed)
+    summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.injection.sidecar and v.injection.assumed)
     lines = loaded.lines
     for rule in plan.rules:
         context = plan.contexts[rule.code]
-        for subject, about in subjects(rule, loaded, resources):
+        for subject, about, pods in subjects(rule, loaded, resources):
             for issue in rule.check(subject, context):
-                if annotation_suppresses(about, rule) or comment_suppresses(lines, issue.position.line, rule):
+                if annotation_suppresses(about, pods, rule) or comment_suppresses(lines, issue.position.line, rule):
                     summary.suppressed += 1
                     continue
                 source = lines[issue.position.line - 1] if 1 <= issue.position.line <= len(lines) else None

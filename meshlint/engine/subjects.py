@@ -1,5 +1,5 @@
 """What each rule checks in a file: the file itself, and for each resource the most specific subject
-the rule takes (a workload's view, else a mesh source, else the resource as written)."""
+the rule takes (each of its pods' workload view, else its mesh source, else the resource as written)."""
 
 from __future__ import annotations
 
@@ -8,41 +8,44 @@ from typing import Any
 
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.mesh.workload import WorkloadView
+from meshlint.mesh.workload import WorkloadView, build_view
 from meshlint.model.kinds import MESH_CONFIG_KINDS
+from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import FILE, MESH_CONFIG, RESOURCE, WORKLOAD, Rule
 from meshlint.source.loader import LoadedFile
 
 
 class ResourceSubjects:
-    """A resource with its workload view and its mesh source, each built once for all rules."""
+    """A resource with the views of its pods and its mesh source, each built once for all rules."""
 
-    __slots__ = ("resource", "source", "view")
+    __slots__ = ("resource", "source", "views")
 
     def __init__(self, resource: Resource, mesh: MeshContext) -> None:
         self.resource = resource
-        self.view: WorkloadView | None = mesh.workload(resource) if resource.is_workload else None
+        self.views: list[WorkloadView] = [build_view(mesh, t) for t in pod_templates(resource)] if resource.is_workload else []
         self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
 
-    def for_rule(self, rule: Rule) -> Any:
-        """The most specific subject `rule` takes for this resource, or None."""
+    def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:
+        """The most specific subjects `rule` takes for this resource, with the pods each is about."""
         if rule.kinds is not None and self.resource.kind not in rule.kinds:
-            return None
-        if self.view is not None and WORKLOAD in rule.scopes:
-            return self.view
+            return []
+        if self.views and WORKLOAD in rule.scopes:
+            return [(view, [view.template]) for view in self.views]
+        pods = [view.template for view in self.views]
         if self.source is not None and MESH_CONFIG in rule.scopes:
-            return self.source
+            return [(self.source, pods)]
         if RESOURCE in rule.scopes:
-            return self.resource
-        return None
+            return [(self.resource, pods)]
+        return []
 
 
-def subjects(rule: Rule, loaded: LoadedFile, resources: list[ResourceSubjects]) -> Iterator[tuple[Any, Resource | None]]:
-    """(subject, the resource it is about) for every check `rule` makes in this file."""
+def subjects(
+    rule: Rule, loaded: LoadedFile, resources: list[ResourceSubjects]
+) -> Iterator[tuple[Any, Resource | None, list[PodTemplate]]]:
+    """(subject, the resource it is about, its pods) for every check `rule` makes in this file."""
     if FILE in rule.scopes:
-        yield loaded, None
+        yield loaded, None, []
     for item in resources:
-        subject = item.for_rule(rule)
-        if subject is not None:
-            yield subject, item.resource
+        for subject, pods in item.for_rule(rule):
+            yield subject, item.resource, pods

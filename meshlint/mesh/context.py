@@ -18,7 +18,6 @@ from meshlint.mesh.istio import NATIVE_ENV
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.mesh.workload import WorkloadView, build_view
 from meshlint.model.kinds import MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate
 from meshlint.model.resource import Resource
@@ -99,10 +98,6 @@ class MeshContext:
             self.compatibility_version = Setting(node.text, node.pos)
 
     # --- asked by the workload view and the rules --------------------------------------------------
-
-    def workload(self, resource: Resource) -> WorkloadView | None:
-        """The view of one workload (None when it has no pod template)."""
-        return build_view(self, resource)
 
     def helm_value(self, key: str) -> Setting[Any] | None:
         """A Helm `global.proxy` value that is set (empty values are unset); "true"/"false" strings

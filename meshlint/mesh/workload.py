@@ -161,11 +161,8 @@ class WorkloadView:
         return self.template.fix_position
 
 
-def build_view(mesh: MeshContext, resource: Resource) -> WorkloadView | None:
-    """Resolve one workload against the mesh context (None when it has no pod template)."""
-    template = resource.template
-    if template is None:
-        return None
+def build_view(mesh: MeshContext, template: PodTemplate) -> WorkloadView:
+    """Resolve one pod template against the mesh context."""
     annotation = _proxy_config_annotation(template)
     proxy_config, proxy_metadata = _effective_proxy_config(mesh, annotation)
     return WorkloadView(

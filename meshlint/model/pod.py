@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from meshlint.findings import Position
-from meshlint.model.kinds import BATCH_KINDS
+from meshlint.model.kinds import BATCH_KINDS, POD_TEMPLATE_PATHS
+from meshlint.model.resource import Resource
 from meshlint.source.document import Node
-
-if TYPE_CHECKING:
-    from meshlint.model.resource import Resource
 
 RUN_TO_COMPLETION_POLICIES = frozenset(("Never", "OnFailure"))
 
@@ -142,3 +140,13 @@ class PodTemplate:
         if metadata.exists and metadata.key_pos is not None:
             return metadata.key_pos
         return self.owner.root.get("kind").key_pos or self.owner.root.pos
+
+
+def pod_templates(resource: Resource) -> list[PodTemplate]:
+    """The pods a resource creates: the one extractor that knows where each workload kind keeps its
+    pod template (none for other kinds, or when the template is not a mapping)."""
+    path = POD_TEMPLATE_PATHS.get(resource.kind)
+    if path is None:
+        return []
+    node = resource.root.path(*path)
+    return [PodTemplate(node, resource)] if node.is_map else []

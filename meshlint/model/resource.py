@@ -5,14 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from meshlint.findings import ResourceId
 from meshlint.model.kinds import HELM_VALUES, HELM_VALUES_KEYS, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
 from meshlint.source.document import Document, Node
-
-if TYPE_CHECKING:
-    from meshlint.model.pod import PodTemplate
 
 
 @dataclass(eq=False, repr=False)
@@ -51,19 +47,6 @@ class Resource:
     def template_path(self) -> str:
         """Where the pod template's metadata is, as a dotted path (`spec.template.metadata`)."""
         return ".".join((*POD_TEMPLATE_PATHS.get(self.kind, ()), "metadata"))
-
-    @cached_property
-    def template(self) -> PodTemplate | None:
-        """The pod template of a workload (None for other kinds, or when it is not a mapping)."""
-        from meshlint.model.pod import PodTemplate
-
-        path = POD_TEMPLATE_PATHS.get(self.kind)
-        if path is None:
-            return None
-        node = self.root.path(*path)
-        if not node.is_map:
-            return None
-        return PodTemplate(node, self)
 
 
 def resources_of(document: Document) -> Iterator[Resource]:
