@@ -41,6 +41,12 @@ class MeshSource:
         node = self.helm_values.path("global", "proxy") if self.helm_values is not None else None
         return node if node is not None and node.is_map else None
 
+    @property
+    def proxy_lifecycle(self) -> Node | None:
+        """Helm `global.proxy.lifecycle` as this source writes it, when it is set."""
+        node = self.helm_proxy.get("lifecycle") if self.helm_proxy is not None else None
+        return node if node is not None and node.exists and node.value else None
+
     @cached_property
     def default_config_problems(self) -> list[SchemaProblem]:
         """Type errors and unknown keys in `defaultConfig`, as the injector's parser would meet them."""

@@ -37,6 +37,10 @@ class Container:
         return self.node.get("restartPolicy").text
 
     @property
+    def restart_policy_position(self) -> Position:
+        return self.node.get("restartPolicy").pos
+
+    @property
     def is_native_sidecar(self) -> bool:
         return self.init and self.restart_policy == "Always"
 

@@ -31,6 +31,16 @@ class Resource:
     def namespace(self) -> str:
         return self.metadata.get("namespace").text or ""
 
+    @cached_property
+    def labels(self) -> dict[str, Node]:
+        """The object's own labels (a controller's, not its pods')."""
+        return self.metadata.get("labels").string_map()
+
+    @cached_property
+    def annotations(self) -> dict[str, Node]:
+        """The object's own annotations (a controller's, not its pods')."""
+        return self.metadata.get("annotations").string_map()
+
     @property
     def identity(self) -> ResourceId:
         return ResourceId(self.kind, self.name, self.namespace)

@@ -73,9 +73,9 @@ from meshlint.rule import RESOURCE, RuleContext, rule
     kinds=WORKLOAD_KINDS - {"Pod"},
 )
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
-    for field in ("annotations", "labels"):
-        for key, value in resource.metadata.get(field).items():
-            if not is_pod_key(str(key)):
+    for field, values in (("annotations", resource.annotations), ("labels", resource.labels)):
+        for key, value in values.items():
+            if not is_pod_key(key):
                 continue
             singular = field[:-1]
             yield Issue(

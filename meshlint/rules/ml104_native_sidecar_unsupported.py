@@ -86,8 +86,7 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
     template = subject.template
     for container in template.init_containers:
         if container.is_native_sidecar:
-            node = container.node.get("restartPolicy")
-            yield Issue(node.pos, f"{container.label} is a native sidecar (restartPolicy: Always), but {_why(version)}", HELP)
+            yield Issue(container.restart_policy_position, f"{container.label} is a native sidecar (restartPolicy: Always), but {_why(version)}", HELP)
     annotation = template.annotations().get(NATIVE_ANNOTATION)
     if annotation is not None and annotation.text == "true":
         yield Issue(annotation.pos, f'{NATIVE_ANNOTATION}: "true" asks Istio for a native sidecar, but {_why(version)}', HELP)

@@ -69,11 +69,8 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
 
 
 def _mesh_config(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
-    if ctx.mesh.proxy_lifecycle is None or source.helm_proxy is None:
-        return
-    node = source.helm_proxy.get("lifecycle")
-    hold = ctx.mesh.mesh_wide_hold
-    if node.exists and node.value and hold is not None:
+    node, hold = source.proxy_lifecycle, ctx.mesh.mesh_wide_hold
+    if ctx.mesh.proxy_lifecycle is not None and node is not None and hold is not None:
         yield Issue(
             node.key_pos or node.pos,
             f"global.proxy.lifecycle replaces the postStart hook that holdApplicationUntilProxyStarts ({hold.where}) relies on; the hold does nothing",

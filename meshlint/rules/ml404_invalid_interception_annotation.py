@@ -81,11 +81,11 @@ REJECTED = "the injector rejects the pod, so it is never created"
 )
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     resource = subject.owner if isinstance(subject, WorkloadView) else subject
-    yield from _not_strings(resource.kind, resource.metadata)
+    yield from _not_strings(resource.kind, resource.labels, resource.annotations)
     if not isinstance(subject, WorkloadView):
         return
     template = subject.template
-    yield from _not_strings("pod template", template.metadata)
+    yield from _not_strings("pod template", template.labels(), template.annotations())
     for item in subject.interception.values():
         where = item.problem_position
         if where is not None and item.knob.kind != "free":
@@ -127,10 +127,10 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
         )
 
 
-def _not_strings(where: str, metadata: Node) -> Iterator[Issue]:
+def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Node]) -> Iterator[Issue]:
     """Mesh labels and annotations whose YAML value is a boolean or a number, not a string."""
-    for field in ("labels", "annotations"):
-        for key, node in metadata.get(field).string_map().items():
+    for field, values in (("labels", labels), ("annotations", annotations)):
+        for key, node in values.items():
             if ("istio.io/" not in key and key != "istio-injection") or node.value is None or isinstance(node.value, str):
                 continue
             written = node.raw if node.raw is not None else str(node.value)
