@@ -53,8 +53,7 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from packaging.version import Version
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.istio import NATIVE_ANNOTATION, NATIVE_ENV
@@ -62,6 +61,9 @@ from meshlint.mesh.options import at_least
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 SUPPORTED = "1.29"
 HELP = "upgrade to Kubernetes 1.29 or later first, or keep a classic sidecar with holdApplicationUntilProxyStarts"
