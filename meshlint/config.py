@@ -34,7 +34,7 @@ class Config:
     kubernetes_version: str | None = None
     istio_version: str | None = None
     mesh_context: tuple[str, ...] = ()
-    default_injection: str = "enabled"
+    default_injection: str = "auto"
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -156,7 +156,7 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.kubernetes_version = raw.get("kubernetes-version")
     config.istio_version = raw.get("istio-version")
     config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in mesh.get("context", ()))
-    config.default_injection = mesh.get("default-injection", "enabled")
+    config.default_injection = mesh.get("default-injection", "auto")
     config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
     config.root_namespace = mesh.get("root-namespace", "istio-system")
     config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}

@@ -20,6 +20,9 @@ EXPECT = re.compile(rf"#\s*expect:\s*({_MARK}(?:\s*,\s*{_MARK})*)")
 CONFIG_COMMENT = re.compile(r"^#\s*config:\s*(\{.*\})\s*$", re.M)
 
 RULES = load_rules()
+# Settings for tests about rules, not about who meshes a pod: every workload gets an Istio sidecar
+# unless something in it says otherwise (the default, `auto`, needs a sign of Istio in the run).
+MESHED = {"mesh": {"default-injection": "enabled"}}
 
 
 def config_from(settings: dict | None = None, base: str = ".") -> Config:

@@ -15,7 +15,7 @@ from helpers import ROOT
 
 ACTION = YAML(typ="safe").load((ROOT / "action.yml").read_text())
 STEPS = {step.get("name", step.get("uses")): step for step in ACTION["runs"]["steps"]}
-RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"
+RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web, sidecar.istio.io/inject: \"true\"}}\n    spec:\n      containers: [{name: web, image: web}]\n"
 
 
 def test_action_is_composite_and_uploads_sarif():

@@ -22,7 +22,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: web}
+      labels: {app: web, sidecar.istio.io/inject: "true"}
     spec:
       containers:
         - name: web
@@ -51,8 +51,8 @@ def invoke(*args, input=None):
 
 
 RACE_TEXT = (
-    "race.yaml:7:5: warning ML101 startup-race: Deployment web can start before its istio-proxy sidecar is ready "
-    "(injection assumed: namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
+    "race.yaml:7:5: warning ML101 startup-race: Deployment web can start before its istio-proxy sidecar is ready: "
+    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
     "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)\n"
 )
@@ -68,17 +68,17 @@ def test_text_report_and_exit_code_1(project):
         "    |     ^\n"
         f"{help_line}\n"
         "\n"
-        "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 1 assumed meshed\n"
+        "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed\n"
     )
 
 
 def test_text_groups_by_file_with_caret_under_the_column_and_statistics(project):
-    (project / "two.yaml").write_text(RACE.replace("name: web", "name: one") + "---\n" + RACE.replace("name: web", "name: two").replace("      labels: {app: web}", "\tlabels: {app: web}"))
+    (project / "two.yaml").write_text(RACE.replace("name: web", "name: one") + "---\n" + RACE.replace("name: web", "name: two").replace("      labels: {app: web, sidecar.istio.io/inject: \"true\"}", "\tlabels: {app: web, sidecar.istio.io/inject: \"true\"}"))
     result = invoke("check", "two.yaml", "race.yaml", "--statistics", "--select", "ML101,ML001")
     blocks = result.output.split("\n\n")
     assert [b.splitlines()[0].split(": ")[0] for b in blocks[:-2]] == ["race.yaml:7:5", "two.yaml:7:5", "two.yaml:21:1"]
     tab_block = blocks[2].splitlines()  # the tab is shown as one space, so the caret stays under column 1
-    assert tab_block[1:3] == ["  21 |  labels: {app: web}", "     | ^"]
+    assert tab_block[1:3] == ["  21 |  labels: {app: web, sidecar.istio.io/inject: \"true\"}", "     | ^"]
     assert blocks[-2] == "findings per rule:\n  2  ML101  startup-race       (2 warning)\n  1  ML001  yaml-syntax-error  (1 error)"
     assert result.exit_code == 1
 
@@ -140,7 +140,7 @@ def test_json_report(project):
         ],
         "summary": {
             "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
-            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 1,
+            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0,
         },
     }
 
@@ -212,7 +212,7 @@ def test_pyproject_section(project):
     [
         ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info"),
         ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
-        ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: enabled, disabled"),
+        ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
         ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: exclude, fail-on, format, ignore, istio-version, kubernetes-version, mesh, rules, select, severity"),
         ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
@@ -230,7 +230,7 @@ def test_rule_option_require_evidence(project):
 
 
 def test_suppressions_annotation_and_comment_are_counted(project):
-    annotated = RACE.replace("      labels: {app: web}", "      labels: {app: web}\n      annotations: {meshlint.io/ignore: 'ML101 -- pure static site'}")
+    annotated = RACE.replace("      labels: {app: web, sidecar.istio.io/inject: \"true\"}", "      labels: {app: web, sidecar.istio.io/inject: \"true\"}\n      annotations: {meshlint.io/ignore: 'ML101 -- pure static site'}")
     (project / "race.yaml").write_text(annotated)
     result = invoke("check", "race.yaml")
     assert result.exit_code == 0 and ", 1 suppressed," in result.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import lint_text
+from helpers import MESHED, lint_text
 from meshlint.model.resource import resources_of
 from meshlint.source.compose import MAX_DEPTH, SyntaxProblem
 from meshlint.source.loader import decode, load_file, load_text
@@ -124,13 +124,20 @@ def test_unsafe_tags_are_never_constructed(tmp_path):
     assert doc.data == {"a": [f"touch {marker}"], "b": ""}
 
 
-def test_wrong_types_where_kubernetes_expects_others(tmp_path):
+@pytest.mark.parametrize(
+    "containers, found",
+    [
+        ("containers: x", []),  # no containers: not a workload for the workload rules (wave 2 §W1)
+        ("containers: [{name: odd, image: odd}, 7]", [("ML101", 6)]),
+    ],
+)
+def test_wrong_types_where_kubernetes_expects_others(tmp_path, containers, found):
     text = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: odd}\nspec:\n  template:\n    metadata: {}\n"
-        "    spec:\n      terminationGracePeriodSeconds: '30'\n      containers: x\n      initContainers: [1, null]\n"
+        f"    spec:\n      terminationGracePeriodSeconds: '30'\n      {containers}\n      initContainers: [1, null]\n"
     )
-    report = lint_text(tmp_path, text)
-    assert [(f.code, f.line) for f in report.findings] == [("ML101", 6)]
+    report = lint_text(tmp_path, text, MESHED)
+    assert [(f.code, f.line) for f in report.findings] == found
 
 
 def test_helm_template_is_skipped_with_a_note(tmp_path):

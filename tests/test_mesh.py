@@ -25,6 +25,7 @@ spec:
 
 
 def context(*texts, istio=None, kubernetes=None, **options):
+    options.setdefault("default_injection", "enabled")
     resources = []
     for n, text in enumerate(texts):
         for doc in load_text(f"f{n}.yaml", text).documents:
@@ -91,19 +92,19 @@ def test_injection(namespace_labels, namespace, pod_labels, pod_annotations, sid
     if namespace_labels is not None:
         texts.append(f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n  labels: {namespace_labels}\n")
     _, workload = context(*texts, deployment(namespace, pod_labels, pod_annotations))
-    assert (workload.injection.sidecar, workload.injection.assumed) == (sidecar, assumed)
+    assert (workload.istio_sidecar, workload.classification.assumed) == (sidecar, assumed)
 
 
 def test_injected_namespaces_and_default_injection_disabled():
     _, listed = context(deployment("orders"), injected_namespaces=("orders",), default_injection="disabled")
     _, other = context(deployment("misc"), injected_namespaces=("orders",), default_injection="disabled")
-    assert (listed.injection.sidecar, other.injection.sidecar) == (True, False)
+    assert (listed.istio_sidecar, other.istio_sidecar) == (True, False)
 
 
 def test_host_network_is_never_injected():
     text = deployment(labels="{sidecar.istio.io/inject: 'true'}").replace("containers:", "hostNetwork: true\n      containers:")
     _, workload = context(text)
-    assert workload.injection.sidecar is False
+    assert workload.istio_sidecar is False
 
 
 OPERATOR_ENV = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: io}\nspec:\n  values:\n    pilot:\n      env:\n        ENABLE_NATIVE_SIDECARS: \"%s\"\n"
@@ -142,7 +143,7 @@ def test_kube_inject_output_decides_native_and_hold():
         "  containers: [{name: app, image: app}]\n"
     )
     _, workload = context(text)
-    assert (workload.injection.sidecar, workload.native.value, workload.hold.value) == (True, True, False)
+    assert (workload.istio_sidecar, workload.native.value, workload.hold.value) == (True, True, False)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import lint_text
+from helpers import MESHED, lint_text
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text
@@ -48,7 +48,7 @@ def test_pod_template_and_containers_of_every_workload_kind(kind, api):
 @pytest.mark.parametrize("kind, api", KINDS)
 def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
     text, line = wrap(kind, api)
-    report = lint_text(tmp_path, text)
+    report = lint_text(tmp_path, text, MESHED)
     assert [(f.code, f.line) for f in report.findings if f.code == "ML101"] == [("ML101", line)]
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import TESTDATA, lint
+from helpers import MESHED, TESTDATA, lint
 from meshlint.cli import main
 from meshlint.engine import parallel
 from meshlint.engine import run as engine_run
@@ -108,7 +108,7 @@ def test_alias_bomb_through_the_whole_check_is_bounded_by_its_text(tmp_path):
     (tmp_path / "bomb.yaml").write_text(bomb(levels=9, width=9))
     tracemalloc.start()
     try:
-        report = lint([tmp_path / "bomb.yaml"], base=str(tmp_path))
+        report = lint([tmp_path / "bomb.yaml"], MESHED, base=str(tmp_path))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from helpers import lint, lint_text
+from helpers import MESHED, lint, lint_text
 from meshlint.mesh.facts.prestop import prestop_sleep
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
@@ -67,7 +67,7 @@ def test_prestop_without_a_known_sleep(prestop):
 
 
 def findings(tmp_path, text, code):
-    report = lint_text(tmp_path, text)
+    report = lint_text(tmp_path, text, MESHED)
     return [(f.line, f.column, f.message) for f in report.findings if f.code == code]
 
 

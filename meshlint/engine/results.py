@@ -8,7 +8,7 @@ from typing import Any
 from meshlint.findings import Finding
 from meshlint.rule import Rule
 
-_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed")
+_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "not_checked")
 
 
 @dataclass(eq=False, repr=False)
@@ -20,6 +20,7 @@ class Summary:
     skipped_documents: int = 0
     skipped_files: int = 0
     assumed_meshed: int = 0
+    not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
@@ -34,6 +35,7 @@ class Summary:
             "skipped_documents": self.skipped_documents,
             "skipped_files": self.skipped_files,
             "assumed_meshed": self.assumed_meshed,
+            "not_checked": self.not_checked,
         }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -16,8 +16,9 @@ from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Severity
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.mesh.setting import Setting
 from meshlint.model.kinds import MESH_CONTEXT_KINDS, WORKLOAD_KINDS
-from meshlint.model.prefilter import might_hold_context
+from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import Rule, RuleContext
 from meshlint.source import inputs
@@ -85,10 +86,7 @@ def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_co
         root_namespace=config.root_namespace,
         versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version)),
     )
-    return MeshContext(_context_resources(files, stdin, config, mesh_config), options)
-
-
-def _context_resources(files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str]) -> Iterator[Resource]:
+    mesh = MeshContext(options=options, istio_in_use=_configured_istio(config, mesh_config))
     targets = {os.path.realpath(p) for p in files if p != inputs.STDIN}
     for path in list(config.mesh_context) + list(mesh_config):
         if os.path.realpath(path) in targets:
@@ -98,18 +96,41 @@ def _context_resources(files: list[str], stdin: bytes | None, config: Config, me
             loaded = load_file(path, display)  # messages name it as the user would
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
-        yield from (r for d in loaded.documents for r in resources_of(d))
+        for document in loaded.documents:
+            for resource in resources_of(document):
+                mesh.add(resource)
     for path in files:
         try:
             data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
         except OSError:
             continue  # the second pass reports it
-        text, _ = decode(data)
-        chunks = [c for c in document_chunks(text) if might_hold_context(c[1])]
-        if not chunks:
+        _read_context(mesh, inputs.display_name(path), decode(data)[0])
+    return mesh
+
+
+def _read_context(mesh: MeshContext, path: str, text: str) -> None:
+    """Compose the parts of one input that could hold mesh context, or the first sign of Istio."""
+    lines: list[str] | None = None
+    for line_offset, chunk in document_chunks(text):
+        context = might_hold_context(chunk)
+        sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
+        if not (context or sign):
             continue
-        for document in load_chunks(inputs.display_name(path), chunks, text.splitlines()):
-            yield from (r for r in resources_of(document) if r.kind in MESH_CONTEXT_KINDS)
+        lines = text.splitlines() if lines is None else lines
+        for document in load_chunks(path, [(line_offset, chunk)], lines):
+            for resource in resources_of(document):
+                if resource.kind in MESH_CONTEXT_KINDS or sign:
+                    mesh.add(resource)
+
+
+def _configured_istio(config: Config, mesh_config: Iterable[str]) -> Setting[str] | None:
+    """A configuration that names mesh context or injected namespaces is about an Istio mesh."""
+    for key, value in (("mesh.context", config.mesh_context), ("mesh.injected-namespaces", config.injected_namespaces)):
+        if value:
+            return Setting(f"{key} is set", None, config.path or "config")
+    if tuple(mesh_config):
+        return Setting("--mesh-config is given", None, "command line")
+    return None
 
 
 def _check_file(plan: Plan, path: str) -> FileResult:
@@ -135,7 +156,8 @@ def _check_file(plan: Plan, path: str) -> FileResult:
             else:
                 summary.skipped_documents += 1
     summary.resources = len(resources)
-    summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.injection.sidecar and v.injection.assumed)
+    summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
+    summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
     lines = loaded.lines
     for rule in plan.rules:
         context = plan.contexts[rule.code]

@@ -23,7 +23,9 @@ class ResourceSubjects:
 
     def __init__(self, resource: Resource, mesh: MeshContext) -> None:
         self.resource = resource
-        self.views: list[WorkloadView] = [build_view(mesh, t) for t in pod_templates(resource)] if resource.is_workload else []
+        # A pod template without containers (a patch fragment, a test fixture) is not a workload.
+        pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
+        self.views: list[WorkloadView] = [build_view(mesh, t) for t in pods]
         self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
 
     def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:

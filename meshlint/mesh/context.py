@@ -14,12 +14,20 @@ from typing import Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.facts import proxyconfig
-from meshlint.mesh.istio import NATIVE_ENV
+from meshlint.mesh.injection import Namespace
+from meshlint.mesh.istio import (
+    ISTIO_API_SUFFIX,
+    NAMESPACE_INJECTION_LABEL,
+    NATIVE_ENV,
+    PROXY_CONTAINER,
+    REV_LABEL,
+    is_pod_key,
+)
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import MESH_CONFIG_KINDS
-from meshlint.model.pod import PodTemplate
+from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
+from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
@@ -45,9 +53,13 @@ class PeerAuthentication(NamedTuple):
 class MeshContext:
     """Built once from every input and `mesh.context` file, then asked about each workload."""
 
-    def __init__(self, resources: Iterable[Resource], options: MeshOptions | None = None) -> None:
+    def __init__(
+        self, resources: Iterable[Resource] = (), options: MeshOptions | None = None, istio_in_use: Setting[str] | None = None
+    ) -> None:
         self.options = options or MeshOptions()
-        self.namespaces: dict[str, dict[str, Node]] = {}
+        # The first sign, in path order, that the run is about an Istio mesh (wave-2 spec §W1).
+        self.istio_in_use: Setting[str] | None = istio_in_use
+        self.namespaces: dict[str, Namespace] = {}
         self.peer_authentications: list[PeerAuthentication] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self.default_config: dict[str, Setting[Any]] = {}
@@ -56,14 +68,16 @@ class MeshContext:
         self.native_env: Setting[str] | None = None
         self.compatibility_version: Setting[str | None] | None = None
         for resource in resources:
-            self._add(resource)
+            self.add(resource)
 
     # --- collecting ------------------------------------------------------------------------------
 
-    def _add(self, resource: Resource) -> None:
+    def add(self, resource: Resource) -> None:
+        """Take what the mesh context needs from one resource (the resource itself is not kept)."""
+        self._note_istio(resource)
         kind = resource.kind
         if kind == "Namespace":
-            self.namespaces[resource.name] = resource.metadata.get("labels").string_map()
+            self.namespaces[resource.name] = Namespace(resource.name, resource.labels, resource.annotations)
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
@@ -73,6 +87,22 @@ class MeshContext:
             source = mesh_source(resource)
             if source is not None:
                 self._merge(source)
+
+    def wants_istio_sign(self, path: str, line: int) -> bool:
+        """Could a sign of Istio at this place be the first one? (Signs later in path order change
+        nothing, so the first pass need not read them.)"""
+        found = self.istio_in_use
+        if found is None:
+            return True
+        if found.origin is None:
+            return False
+        return (path, line) < (found.origin.path, found.origin.line)
+
+    def _note_istio(self, resource: Resource) -> None:
+        sign = _istio_sign(resource)
+        if sign is None or not (self.istio_in_use is None or _earlier(sign, self.istio_in_use)):
+            return
+        self.istio_in_use = sign
 
     def _merge(self, source: MeshSource) -> None:
         default_config = source.default_config
@@ -190,3 +220,45 @@ def _peer_authentication(resource: Resource) -> PeerAuthentication:
         mode=Setting(mode.text, mode.pos) if mode.exists else None,
         port_modes=port_modes,
     )
+
+
+def _earlier(a: Setting[str], b: Setting[str]) -> bool:
+    if b.origin is None:
+        return False
+    if a.origin is None:
+        return True
+    return (a.origin.path, a.origin.line, a.origin.column) < (b.origin.path, b.origin.line, b.origin.column)
+
+
+def _istio_sign(resource: Resource) -> Setting[str] | None:
+    """What in this resource shows that the run is about an Istio mesh, and where (wave-2 spec §W1)."""
+    group = resource.api_version.split("/", 1)[0] if "/" in resource.api_version else ""
+    if group.endswith(ISTIO_API_SUFFIX):
+        return Setting(f"{resource.kind} {resource.name or '(unnamed)'}", resource.root.get("apiVersion").pos)
+    if resource.kind == "Namespace":
+        for key in (NAMESPACE_INJECTION_LABEL, REV_LABEL):
+            if key in resource.labels:
+                return Setting(f"Namespace {resource.name} label {key}", resource.labels[key].key_pos)
+        return None
+    if resource.kind in MESH_CONFIG_KINDS:
+        source = mesh_source(resource)
+        if source is None:
+            return None
+        if resource.kind == HELM_VALUES:
+            # Only what istiod's chart alone has: many charts' values have `global:` or `env:`.
+            node = source.mesh_config or source.helm_proxy or _present(resource.root.get("pilot"))
+            return Setting("istiod Helm values", node.key_pos or node.pos) if node is not None else None
+        return Setting(f"{resource.kind} {resource.name or '(unnamed)'}", resource.root.pos)
+    for template in pod_templates(resource):
+        for container in template.all_containers:
+            if container.name == PROXY_CONTAINER:
+                return Setting(f"an {PROXY_CONTAINER} container in {resource.kind} {resource.name or '(unnamed)'}", container.position)
+        for values in (template.labels(), template.annotations()):
+            for key, node in values.items():
+                if is_pod_key(key) or key.startswith("proxy.istio.io/") or key == REV_LABEL:
+                    return Setting(f"{key} on {resource.kind} {resource.name or '(unnamed)'}", node.key_pos or node.pos)
+    return None
+
+
+def _present(node: Node) -> Node | None:
+    return node if node.exists else None

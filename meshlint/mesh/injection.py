@@ -1,9 +1,11 @@
-"""Does a pod get an Istio sidecar? The webhook selectors and the injector's own checks (reference §6)."""
+"""Does Istio's injector give a pod a sidecar? The webhook selectors and the injector's own checks
+(reference §6.1-§6.3). Nothing deciding is an answer too: then `mesh.default-injection` decides."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from meshlint.findings import Position
 from meshlint.mesh.istio import (
     DATAPLANE_MODE,
     INJECT,
@@ -17,12 +19,20 @@ from meshlint.model.pod import Container, PodTemplate
 from meshlint.source.document import Node
 
 
-class Injection(NamedTuple):
-    """Does the workload get an Istio sidecar, and why. `assumed` when only the default decided it."""
+class Namespace(NamedTuple):
+    """What the mesh context keeps of a Namespace object: its labels and annotations, with positions."""
 
-    sidecar: bool
+    name: str
+    labels: dict[str, Node]
+    annotations: dict[str, Node]
+
+
+class IstioDecision(NamedTuple):
+    """Istio's verdict for one pod: `injects` None when nothing in the run decides it."""
+
+    injects: bool | None
     reason: str
-    assumed: bool = False
+    origin: Position | None = None
     ambient: bool = False
 
 
@@ -34,58 +44,59 @@ def injected_proxy(template: PodTemplate) -> Container | None:
     return None
 
 
-def decide_injection(template: PodTemplate, namespaces: dict[str, dict[str, Node]], options: MeshOptions) -> Injection:
-    """Follow the webhook: an injected proxy, hostNetwork, never-injected namespaces, then the namespace
-    and pod labels; when nothing decides, `mesh.default-injection` does (and the result is assumed)."""
+def decide(template: PodTemplate, namespace: Namespace | None, options: MeshOptions) -> IstioDecision:
+    """Follow the webhook: hostNetwork, never-injected namespaces, then the namespace and pod labels.
+    The pod label wins over the deprecated annotation of the same name, as in `injectRequired`."""
     labels, annotations = template.labels(), template.annotations()
-    namespace = template.owner.namespace
-    proxy = injected_proxy(template)
-    if proxy is not None:
-        return Injection(True, f"the manifest already holds an injected {PROXY_CONTAINER} container (line {proxy.position.line})")
+    name = template.owner.namespace
     if template.spec.get("hostNetwork").value is True:
-        return Injection(False, "hostNetwork: true pods are never injected")
-    if namespace in NEVER_INJECTED_NAMESPACES:
-        return Injection(False, f"namespace {namespace} is never injected")
-    pod_label = _text(labels.get(INJECT))
-    pod_rev = _text(labels.get(REV_LABEL))
-    pod_ambient = _text(labels.get(DATAPLANE_MODE)) == "ambient"
-    ns_labels = namespaces.get(namespace) if namespace else None
-    assumed = False
-    ambient = pod_ambient
-    pod_asks = pod_label == "true" or (pod_rev is not None and pod_label != "false")
-    if ns_labels is not None:
-        ns_inject = _text(ns_labels.get(NAMESPACE_INJECTION_LABEL))
-        ns_rev = _text(ns_labels.get(REV_LABEL))
-        ambient = ambient or _text(ns_labels.get(DATAPLANE_MODE)) == "ambient"
+        return IstioDecision(False, "hostNetwork: true pods are never injected", template.spec.get("hostNetwork").pos)
+    if name in NEVER_INJECTED_NAMESPACES:
+        return IstioDecision(False, f"namespace {name} is never injected")
+    pod_label = labels.get(INJECT)
+    pod_value = _text(pod_label)
+    pod_rev = labels.get(REV_LABEL)
+    pod_ambient = labels.get(DATAPLANE_MODE) if _text(labels.get(DATAPLANE_MODE)) == "ambient" else None
+    pod_asks = pod_value == "true" or (pod_rev is not None and pod_value != "false")
+    asking = pod_label if pod_value == "true" else pod_rev
+    ambient = pod_ambient is not None
+    decision: IstioDecision | None = None
+    if namespace is not None:
+        ns_inject = namespace.labels.get(NAMESPACE_INJECTION_LABEL)
+        ns_rev = namespace.labels.get(REV_LABEL)
+        ns_ambient = _text(namespace.labels.get(DATAPLANE_MODE)) == "ambient"
+        ambient = ambient or ns_ambient
         if ns_inject is not None:
-            webhook = ns_inject == "enabled" and pod_label != "false"
-            reason = f"namespace {namespace} has {NAMESPACE_INJECTION_LABEL}={ns_inject}"
+            injects = _text(ns_inject) == "enabled" and pod_value != "false"
+            decision = IstioDecision(injects, f"namespace {name} has {NAMESPACE_INJECTION_LABEL}={_text(ns_inject)}", ns_inject.pos)
         elif ns_rev is not None:
-            webhook = pod_label != "false"
-            reason = f"namespace {namespace} has {REV_LABEL}={ns_rev}"
+            decision = IstioDecision(pod_value != "false", f"namespace {name} has {REV_LABEL}={_text(ns_rev)}", ns_rev.pos)
         elif pod_asks:
-            webhook, reason = True, "the pod template's labels ask for injection"
+            decision = IstioDecision(True, "the pod template's labels ask for injection", asking.pos if asking else None)
         else:
-            webhook, reason = False, f"namespace {namespace} has no injection label"
-    elif namespace and namespace in options.injected_namespaces:
-        webhook, reason = pod_label != "false", f"namespace {namespace} is listed in mesh.injected-namespaces"
+            decision = IstioDecision(False, f"namespace {name} has no injection label")
+    elif name and name in options.injected_namespaces:
+        decision = IstioDecision(pod_value != "false", f"namespace {name} is listed in mesh.injected-namespaces")
     elif pod_asks:
-        webhook, reason = True, "the pod template's labels ask for injection"
-    elif pod_label == "false":
-        webhook, reason = False, f'{INJECT}: "false"'
-    elif pod_ambient:
-        webhook, reason = False, "ambient"
-    else:
-        enabled = options.default_injection == "enabled"
-        webhook, assumed = enabled, enabled
-        reason = f"namespace {namespace or '(unset)'} is not among the inputs; mesh.default-injection is {options.default_injection}"
-    if not webhook:
-        return Injection(False, "ambient data plane, no sidecar" if ambient else reason, ambient=ambient)
+        decision = IstioDecision(True, "the pod template's labels ask for injection", asking.pos if asking else None)
+    elif pod_value == "false":
+        decision = IstioDecision(False, f'{INJECT}: "false"', pod_label.pos if pod_label else None)
+    elif pod_ambient is not None:
+        decision = IstioDecision(False, "ambient", pod_ambient.pos)
+    if decision is None:
+        undecided = annotations.get(INJECT)
+        if _text(undecided) == "false":
+            return IstioDecision(False, f'{INJECT}: "false" on the pod template', undecided.pos if undecided else None)
+        return IstioDecision(None, f"namespace {name or '(unset)'} is not among the inputs")
+    if not decision.injects:
+        if ambient:
+            return IstioDecision(False, "ambient data plane, no sidecar", decision.origin, ambient=True)
+        return decision
     # The injector itself reads the label, else the deprecated annotation of the same name.
-    decision = pod_label if pod_label in ("true", "false") else _text(annotations.get(INJECT))
-    if decision == "false":
-        return Injection(False, f'{INJECT}: "false" on the pod template')
-    return Injection(True, reason, assumed=assumed)
+    deprecated = annotations.get(INJECT)
+    if pod_value not in ("true", "false") and _text(deprecated) == "false":
+        return IstioDecision(False, f'{INJECT}: "false" on the pod template', deprecated.pos if deprecated else None)
+    return decision
 
 
 def _text(node: Node | None) -> str | None:

@@ -38,3 +38,9 @@ GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBoo
 def is_pod_key(key: str) -> bool:
     """Does this label or annotation configure the sidecar of the pod that carries it?"""
     return key in POD_KEYS or key.startswith(POD_KEY_PREFIXES)
+
+# A gateway Deployment asks the injector for the gateway template (the proxy is the workload) or
+# carries a lone istio-proxy container whose image the injector fills in.
+GATEWAY_TEMPLATES_ANNOTATION = "inject.istio.io/templates"
+AUTO_IMAGE = "auto"
+ISTIO_API_SUFFIX = ".istio.io"

@@ -35,7 +35,7 @@ def at_least(version: Version | None, minimum: str) -> bool:
 class MeshOptions(NamedTuple):
     """The `mesh:` section of the config and the target versions."""
 
-    default_injection: str = "enabled"
+    default_injection: str = "auto"
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
     versions: Versions = Versions()

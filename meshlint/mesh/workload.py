@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Position
+from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
@@ -16,7 +17,7 @@ from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
-from meshlint.mesh.injection import Injection, decide_injection, injected_proxy
+from meshlint.mesh.injection import injected_proxy
 from meshlint.mesh.istio import (
     DEFAULT_DRAIN,
     DEFAULT_GRACE_SECONDS,
@@ -49,7 +50,7 @@ class WorkloadView:
 
     mesh: MeshContext
     template: PodTemplate
-    injection: Injection
+    classification: Classification
     proxy_config: dict[str, Setting[Any]]  # effective ProxyConfig fields by JSON name
     proxy_metadata: dict[str, Setting[Any]]
     annotation: ProxyConfigAnnotation | None
@@ -67,12 +68,32 @@ class WorkloadView:
         return self.template.owner
 
     @property
+    def istio_sidecar(self) -> bool:
+        """Istio injects a sidecar into this pod (classic or native)."""
+        return self.classification.mesh == ISTIO_SIDECAR
+
+    @property
+    def istio_gateway(self) -> bool:
+        """An Istio gateway: its proxy is the workload, so only the proxy's own shutdown applies."""
+        return self.classification.mesh == ISTIO_GATEWAY
+
+    @property
+    def linkerd(self) -> bool:
+        return self.classification.mesh == LINKERD
+
+    @property
     def classic_sidecar(self) -> bool:
-        return self.injection.sidecar and not self.native.value
+        return self.istio_sidecar and not self.native.value
 
     @property
     def native_sidecar(self) -> bool:
-        return self.injection.sidecar and bool(self.native.value)
+        return self.istio_sidecar and bool(self.native.value)
+
+    @property
+    def classic_istio_proxy(self) -> bool:
+        """An istio-proxy that the kubelet stops with the other containers: a classic sidecar, or a
+        gateway's own proxy container."""
+        return self.classic_sidecar or self.istio_gateway
 
     # --- containers --------------------------------------------------------------------------------
 
@@ -168,7 +189,7 @@ def build_view(mesh: MeshContext, template: PodTemplate) -> WorkloadView:
     return WorkloadView(
         mesh=mesh,
         template=template,
-        injection=decide_injection(template, mesh.namespaces, mesh.options),
+        classification=classify(template, mesh.namespaces.get(template.owner.namespace), mesh.options, mesh.istio_in_use),
         proxy_config=proxy_config,
         proxy_metadata=proxy_metadata,
         annotation=annotation,

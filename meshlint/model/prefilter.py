@@ -28,3 +28,15 @@ def might_hold_context(text: str) -> bool:
     if not _TOP_KIND.search(text):
         return bool(_HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
     return False
+
+
+# Where a document could show that the run is about an Istio mesh without being mesh context: an
+# Istio API group, an injected istio-proxy, or an Istio key on a pod template.
+_ISTIO_HINT = re.compile(
+    r"sidecar\.istio\.io/|proxy\.istio\.io/|istio\.io/rev|\bistio-proxy\b|^[\"']?apiVersion[\"']?:[ \t]*[\"']?[\w.-]*istio\.io/", re.M
+)
+
+
+def might_show_istio(text: str) -> bool:
+    """False only when the document surely holds no sign that Istio is in use."""
+    return bool(_ISTIO_HINT.search(text))

@@ -30,6 +30,11 @@ def summary_line(summary: Summary) -> str:
         f"{summary.skipped_documents + summary.skipped_files} skipped",
         f"{summary.assumed_meshed} assumed meshed",
     ]
+    if summary.not_checked:
+        parts.append(
+            f"{summary.not_checked} not checked (nothing shows they are meshed and the run has no sign of Istio; "
+            "mesh.default-injection: enabled checks them)"
+        )
     return ", ".join(parts)
 
 

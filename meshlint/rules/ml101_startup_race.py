@@ -25,7 +25,7 @@ spec:
   selector: {matchLabels: {app: orders}}
   template:
     metadata:  # expect: ML101:error
-      labels: {app: orders}
+      labels: {app: orders, sidecar.istio.io/inject: "true"}
     spec:
       containers:
         - name: orders
@@ -46,7 +46,7 @@ spec:
   selector: {matchLabels: {app: orders}}
   template:
     metadata:
-      labels: {app: orders}
+      labels: {app: orders, sidecar.istio.io/inject: "true"}
       annotations:
         proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     spec:
@@ -105,7 +105,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not evidence and ctx.options.get("require-evidence"):
         return
     owner = workload.owner
-    assumed = " (injection assumed: namespace unknown)" if workload.injection.assumed else ""
+    assumed = " (injection assumed: namespace unknown)" if workload.classification.assumed else ""
     message = (
         f"{owner.kind} {owner.name or '(unnamed)'} can start before its istio-proxy sidecar is ready{assumed}: "
         f"classic sidecar ({workload.native.note}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"

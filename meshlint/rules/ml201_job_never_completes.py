@@ -20,7 +20,7 @@ metadata:
 spec:
   template:
     metadata:  # expect: ML201:error
-      labels: {app: export}
+      labels: {app: export, sidecar.istio.io/inject: "true"}
     spec:
       restartPolicy: Never
       containers:
@@ -38,7 +38,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: export}
+      labels: {app: export, sidecar.istio.io/inject: "true"}
     spec:
       restartPolicy: Never
       containers:

@@ -73,7 +73,7 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 @rule(code="ML301", name="drain-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     grace = workload.grace_period
-    if not workload.classic_sidecar or grace.value is None:
+    if not workload.classic_istio_proxy or grace.value is None:
         return
     exit_on_zero = workload.exit_on_zero
     if exit_on_zero is not None:

@@ -23,7 +23,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: storefront}
+      labels: {app: storefront, sidecar.istio.io/inject: "true"}
     spec:
       containers:
         - name: web
@@ -43,7 +43,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: storefront}
+      labels: {app: storefront, sidecar.istio.io/inject: "true"}
       annotations:
         proxy.istio.io/config: |
           terminationDrainDuration: 20s

@@ -79,7 +79,7 @@ INCLUDE_ALL = f'set includeInboundPorts to "*" (the default) so the sidecar capt
 
 @rule(code="ML401", name="inbound-mtls-bypass", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.injection.sidecar:
+    if not workload.istio_sidecar:
         return
     include = workload.interception["includeInboundPorts"]
     exclude = workload.interception["excludeInboundPorts"]

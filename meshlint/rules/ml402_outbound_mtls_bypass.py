@@ -84,7 +84,7 @@ INIT_FIX = "native sidecars (the proxy then starts before the init containers)"
 
 @rule(code="ML402", name="outbound-mtls-bypass", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.injection.sidecar:
+    if not workload.istio_sidecar:
         return
     knobs = workload.interception
     ports = knobs["excludeOutboundPorts"]

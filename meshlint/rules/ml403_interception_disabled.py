@@ -58,7 +58,7 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 @rule(code="ML403", name="interception-disabled", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     mode = workload.interception_mode
-    if not workload.injection.sidecar or mode.value != "NONE":
+    if not workload.istio_sidecar or mode.value != "NONE":
         return
     yield Issue(
         workload.point_at(mode),

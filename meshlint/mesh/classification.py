@@ -1,0 +1,93 @@
+"""Who meshes this pod: exactly one of istio-sidecar, istio-gateway, istio-ambient, linkerd or
+not-meshed, with the reason and where it came from (wave-2 spec §W1).
+
+Decided, in order: an Istio gateway (the proxy is the workload); a proxy already in the manifest
+(`istioctl kube-inject` or `linkerd inject` output); Istio's webhook selectors; Linkerd's truth table;
+ambient enrolment; and when nothing decides, `mesh.default-injection`. With `auto` (the default) an
+undecided pod counts as having an Istio sidecar only when the run shows that Istio is in use.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from meshlint.findings import Position
+from meshlint.mesh import injection, linkerd
+from meshlint.mesh.injection import Namespace
+from meshlint.mesh.istio import AUTO_IMAGE, GATEWAY_TEMPLATES_ANNOTATION, PROXY_CONTAINER
+from meshlint.mesh.options import MeshOptions
+from meshlint.mesh.setting import Setting
+from meshlint.model.pod import PodTemplate
+
+ISTIO_SIDECAR = "istio-sidecar"
+ISTIO_GATEWAY = "istio-gateway"
+ISTIO_AMBIENT = "istio-ambient"
+LINKERD = "linkerd"
+NOT_MESHED = "not-meshed"
+KINDS = (ISTIO_SIDECAR, ISTIO_GATEWAY, ISTIO_AMBIENT, LINKERD, NOT_MESHED)
+
+
+class Classification(NamedTuple):
+    """One pod's mesh, why, and where that was decided (None: a default or the run as a whole).
+
+    `assumed`: only `mesh.default-injection` made it istio-sidecar. `unchecked`: nothing decided it
+    and, with `auto`, the run shows no Istio, so the sidecar rules leave it alone. `also_linkerd`: Linkerd
+    would inject it too (Istio's sidecar is what meshlint checks then)."""
+
+    mesh: str
+    reason: str
+    origin: Position | None = None
+    assumed: bool = False
+    unchecked: bool = False
+    also_linkerd: linkerd.LinkerdDecision | None = None
+
+
+def classify(
+    template: PodTemplate, namespace: Namespace | None, options: MeshOptions, istio_in_use: Setting[str] | None
+) -> Classification:
+    gateway = _gateway(template)
+    if gateway is not None:
+        return gateway
+    istio_proxy = injection.injected_proxy(template)
+    if istio_proxy is not None:
+        return Classification(ISTIO_SIDECAR, f"the manifest already holds an injected {PROXY_CONTAINER} container (line {istio_proxy.position.line})", istio_proxy.position)
+    linkerd_proxy = linkerd.injected_proxy(template)
+    if linkerd_proxy is not None:
+        return Classification(LINKERD, f"the manifest already holds an injected {linkerd.PROXY_CONTAINER} container (line {linkerd_proxy.position.line})", linkerd_proxy.position)
+    istio = injection.decide(template, namespace, options)
+    links = linkerd.decide(template, namespace.annotations if namespace else None, namespace.labels if namespace else None)
+    if istio.injects:
+        return Classification(ISTIO_SIDECAR, istio.reason, istio.origin, also_linkerd=links if links.injects else None)
+    if links.injects:
+        return Classification(LINKERD, links.reason, links.origin)
+    if istio.ambient:
+        return Classification(ISTIO_AMBIENT, istio.reason, istio.origin)
+    if istio.injects is False:
+        return Classification(NOT_MESHED, istio.reason, istio.origin)
+    if links.decided:
+        return Classification(NOT_MESHED, links.reason, links.origin)
+    return _by_default(istio.reason, options, istio_in_use)
+
+
+def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | None) -> Classification:
+    mode = options.default_injection
+    if mode == "enabled":
+        return Classification(ISTIO_SIDECAR, f"{reason}; mesh.default-injection is enabled", assumed=True)
+    if mode == "auto" and istio_in_use is not None:
+        return Classification(ISTIO_SIDECAR, f"{reason}; Istio is in use in this run ({istio_in_use.value}, {istio_in_use.where})", assumed=True)
+    if mode == "auto":
+        return Classification(NOT_MESHED, f"{reason}, and nothing in the run shows that Istio is in use", unchecked=True)
+    return Classification(NOT_MESHED, f"{reason}; mesh.default-injection is disabled")
+
+
+def _gateway(template: PodTemplate) -> Classification | None:
+    """An Istio gateway: it asks for the gateway injection template, or its only container is an
+    istio-proxy whose image the injector fills in (`image: auto`)."""
+    templates = template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
+    if templates is not None and "gateway" in [t.strip() for t in (templates.text or "").split(",")]:
+        return Classification(ISTIO_GATEWAY, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" makes the proxy the workload', templates.pos)
+    containers = template.containers
+    if len(containers) == 1 and containers[0].name == PROXY_CONTAINER and containers[0].image == AUTO_IMAGE:
+        image = containers[0].node.get("image")
+        return Classification(ISTIO_GATEWAY, f"its only container is {PROXY_CONTAINER} with image: auto, a gateway the injector completes", image.pos)
+    return None
