@@ -44,7 +44,7 @@ def _guarded(func: Callable[..., None]) -> Callable[..., None]:
             raise
         except BrokenPipeError:
             sys.exit(EXIT_TROUBLE)
-        except Exception as err:
+        except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
             if os.environ.get("MESHLINT_DEBUG") == "1":
                 import traceback
 
@@ -81,11 +81,14 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--quiet", "-q", is_flag=True, help="Only the findings: no summary, no notes.")
 @click.option("--statistics", is_flag=True, help="Also count findings per rule (on stderr for machine formats).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
+@click.option("--stdin-filename", help='The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.')
+@click.option("--fail-on-skipped", is_flag=True, default=None, help="Exit 1 when any input was passed over whole (a Helm template, not a manifest).")
 @_guarded
 def check(
     paths: tuple[str, ...], fmt: str | None, output: str | None, config_path: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], fail_on: str | None, kubernetes_version: str | None, istio_version: str | None,
     mesh_config: tuple[str, ...], no_color: bool, quiet: bool, statistics: bool, jobs: int,
+    stdin_filename: str | None = None, fail_on_skipped: bool | None = None,
 ) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".")."""
     from meshlint.config import find_config, load_config
@@ -108,6 +111,8 @@ def check(
             raise click.BadParameter(f"{value!r} is not a version such as 1.30", param_hint=flag)
     config.kubernetes_version = kubernetes_version or config.kubernetes_version
     config.istio_version = istio_version or config.istio_version
+    config.stdin_filename = stdin_filename or config.stdin_filename
+    config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
 
     rules = load_rules()
     _started()
@@ -136,6 +141,7 @@ def check(
         for line in per_rule(report.findings):
             click.echo(line, err=True)
     failing = any(f.severity >= config.fail_on for f in report.findings)
+    failing = failing or (config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
 
 

@@ -38,6 +38,8 @@ class Config:
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fail_on_skipped: bool = False
+    stdin_filename: str | None = None
 
 
 def find_config(start: str = ".") -> str | None:
@@ -159,5 +161,6 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.default_injection = mesh.get("default-injection", "auto")
     config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
     config.root_namespace = mesh.get("root-namespace", "istio-system")
+    config.fail_on_skipped = bool(raw.get("fail-on-skipped", False))
     config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}
     return config

@@ -89,7 +89,7 @@ def load_rules(points: Iterable[Any] | None = None) -> list[Rule]:
         origin = f"entry point {point.name!r} ({point.value})"
         try:
             obj = point.load()
-        except Exception as err:
+        except Exception as err:  # a broken plugin must not look like a meshlint crash
             raise RegistryError(f"{origin}: cannot load: {err}") from err
         if isinstance(obj, Rule):
             if point.name != obj.code:

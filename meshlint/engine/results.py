@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from meshlint.findings import Finding
 from meshlint.rule import Rule
+
+
+class SkippedInput(NamedTuple):
+    """An input file passed over whole: a Helm template, or a file that is not a manifest."""
+
+    path: str
+    reason: str
+
 
 _COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "not_checked")
 
@@ -21,10 +29,12 @@ class Summary:
     skipped_files: int = 0
     assumed_meshed: int = 0
     not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
+    skipped_inputs: list[SkippedInput] = field(default_factory=list)
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped_inputs.extend(other.skipped_inputs)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +46,7 @@ class Summary:
             "skipped_files": self.skipped_files,
             "assumed_meshed": self.assumed_meshed,
             "not_checked": self.not_checked,
+            "skipped_inputs": [{"path": s.path, "reason": s.reason} for s in self.skipped_inputs],
         }
 
 

@@ -10,7 +10,7 @@ from functools import partial
 
 from meshlint.config import Config, ConfigError
 from meshlint.engine import parallel
-from meshlint.engine.results import FileResult, Report, Summary
+from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Severity
@@ -22,6 +22,7 @@ from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import Rule, RuleContext
 from meshlint.source import inputs
+from meshlint.source.kustomize import patch_fragments
 from meshlint.source.loader import decode, document_chunks, load_chunks, load_file
 from meshlint.suppressions import annotation_suppresses, comment_suppresses
 
@@ -31,6 +32,8 @@ class Plan:
     """Everything the second pass needs, made once; worker processes inherit it when forked."""
 
     stdin: bytes | None
+    stdin_name: str
+    fragments: frozenset[str]  # Kustomize patches: syntax only
     mesh: MeshContext
     rules: list[Rule]
     contexts: dict[str, RuleContext]
@@ -49,9 +52,12 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     notes = list(collected.warnings)
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in collected.files else None
-    mesh = _mesh_context(collected.files, stdin, config, mesh_config)
+    fragments = patch_fragments(collected.files)
+    mesh = _mesh_context([f for f in collected.files if os.path.realpath(f) not in fragments], stdin, config, mesh_config)
     plan = Plan(
         stdin=stdin,
+        stdin_name=config.stdin_filename or inputs.STDIN_NAME,
+        fragments=fragments,
         mesh=mesh,
         rules=active,
         contexts={rule.code: RuleContext(mesh=mesh, options=options[rule.code]) for rule in active},
@@ -93,18 +99,20 @@ def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_co
             continue
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
-            loaded = load_file(path, display)  # messages name it as the user would
+            loaded = load_file(path, display, input_file=False)  # messages name it as the user would
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
         for document in loaded.documents:
             for resource in resources_of(document):
                 mesh.add(resource)
     for path in files:
+        if inputs.helm_chart_of(path) is not None:
+            continue  # a chart's template says nothing until Helm renders it
         try:
             data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
         except OSError:
             continue  # the second pass reports it
-        _read_context(mesh, inputs.display_name(path), decode(data)[0])
+        _read_context(mesh, config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path, decode(data)[0])
     return mesh
 
 
@@ -136,7 +144,10 @@ def _configured_istio(config: Config, mesh_config: Iterable[str]) -> Setting[str
 def _check_file(plan: Plan, path: str) -> FileResult:
     result = FileResult()
     try:
-        loaded = load_file(path, data=plan.stdin if path == inputs.STDIN else None)
+        if path == inputs.STDIN:
+            loaded = load_file(path, plan.stdin_name, plan.stdin)
+        else:
+            loaded = load_file(path)
     except OSError as err:
         result.notes.append(f"{path}: {err.strerror or err}; skipped")
         return result
@@ -144,9 +155,11 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     summary.files = 1
     if loaded.skipped:
         summary.skipped_files += 1
+        summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
         result.notes.append(f"{loaded.path}: skipped: {loaded.skipped}")
     resources: list[ResourceSubjects] = []
-    for document in loaded.documents:
+    fragment = path != inputs.STDIN and os.path.realpath(path) in plan.fragments
+    for document in loaded.documents if not fragment else ():
         found = list(resources_of(document))
         if not found:
             summary.skipped_documents += 1
@@ -155,6 +168,8 @@ def _check_file(plan: Plan, path: str) -> FileResult:
                 resources.append(ResourceSubjects(resource, plan.mesh))
             else:
                 summary.skipped_documents += 1
+    if fragment:
+        summary.skipped_documents += len(loaded.documents)  # a patch is part of an object, not one
     summary.resources = len(resources)
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
     summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)

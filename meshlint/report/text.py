@@ -71,7 +71,19 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         return
     if with_statistics and report.findings:
         yield "\n".join(statistics(report.findings)) + "\n\n"
+    skipped = skipped_lines(report.summary)
+    if skipped:
+        yield "\n".join(skipped) + "\n\n"
     yield summary_line(report.summary) + "\n"
+
+
+def skipped_lines(summary: Summary, most: int = 10) -> list[str]:
+    """The inputs passed over whole, and why: nothing was checked in them."""
+    lines = [f"not checked: {item.path}: {item.reason}" for item in summary.skipped_inputs[:most]]
+    rest = len(summary.skipped_inputs) - most
+    if rest > 0:
+        lines.append(f"not checked: {rest} more input{'s' if rest > 1 else ''} (each is named on stderr)")
+    return lines
 
 
 def render(report: Report, *, color: bool = False, with_statistics: bool = False, quiet: bool = False) -> str:

@@ -16,6 +16,10 @@ from meshlint.source.yaml11 import compose_all, node_tag, scalar_value
 # levels; no Kubernetes object comes near a few dozen).
 MAX_DEPTH = 200
 RECURSIVE_ALIAS = "recursive alias: a node contains itself; the inner reference is read as null"
+DUPLICATE_KEY = (
+    "duplicate key {key!r} (first at line {first}): kubectl apply keeps the last value without a word, "
+    "kustomize and Flux reject the file"
+)
 
 
 class SyntaxProblem(NamedTuple):
@@ -32,7 +36,7 @@ class DocumentTooDeep(Exception):
 
 def compose_into(
     documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: list[str],
-    index: int = 0, line_offset: int = 0,
+    index: int = 0, line_offset: int = 0, pure: bool = False,
 ) -> int:
     """Append every document of `text`, which starts at 0-based line `line_offset` of the file whose
     `lines` are given, numbering them from `index`; returns the next index. Raises what the parser
@@ -41,7 +45,7 @@ def compose_into(
     def place(line: int, column: int) -> tuple[int, int]:
         return line + 1 + line_offset, column + 1
 
-    for node in compose_all(text):
+    for node in compose_all(text, pure):
         if node is None:
             continue
         converter = Converter(path, lines, place)
@@ -143,7 +147,7 @@ class Converter:
                 continue
             if key in entries:
                 first = entries[key][0]
-                self.problems.append(SyntaxProblem(kline, kcol, f"duplicate key {key!r} (first at line {first}); kubectl rejects the object"))
+                self.problems.append(SyntaxProblem(kline, kcol, DUPLICATE_KEY.format(key=key, first=first)))
             value = self.convert(value_node, depth + 1)
             vline, vcol = place(value_node.start_mark.line, value_node.start_mark.column)
             result[key] = value

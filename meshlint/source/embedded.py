@@ -24,7 +24,7 @@ def parse_embedded(host: Node) -> Embedded:
     place = host.placer()
     try:
         nodes = [n for n in compose_all(text) if n is not None]
-    except Exception as err:
+    except Exception as err:  # ruamel raises several unrelated error types
         inner = problem_from(err, text)
         line, col = place(inner.line - 1, inner.column - 1)
         return Embedded(None, SyntaxProblem(line, col, inner.message))

@@ -1,13 +1,12 @@
-"""Which files a run reads: named paths, directory walks, exclude globs, stdin."""
+"""Which files a run reads: named paths, directory walks (`.gitignore` respected), `exclude`, stdin."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -24,50 +23,100 @@ class Inputs:
     warnings: list[str] = field(default_factory=list)
 
 
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """`**` crosses directories, `*` and `?` stay within one; a pattern without `/` matches any depth."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    body = "".join(out)
-    if "/" not in pattern:
-        body = "(?:.*/)?" + body
-    return re.compile(body + r"\Z")
+class Excluder:
+    """The config's `exclude` patterns (gitwildmatch, relative to the config's directory), applied to
+    walked and named paths alike. pathspec is imported only by runs that have patterns."""
+
+    def __init__(self, patterns: tuple[str, ...], base: str) -> None:
+        self.base = os.path.abspath(base)
+        self.patterns = patterns
+        self._spec: Any = None
+
+    def excludes(self, path: str, directory: bool = False) -> bool:
+        if not self.patterns:
+            return False
+        if self._spec is None:
+            from pathspec import GitIgnoreSpec
+
+            self._spec = GitIgnoreSpec.from_lines(self.patterns)
+        suffix = "/" if directory else ""
+        candidates = {path.replace(os.sep, "/").removeprefix("./")}
+        relative = os.path.relpath(os.path.abspath(path), self.base).replace(os.sep, "/")
+        if not relative.startswith("../"):
+            candidates.add(relative)
+        return any(self._spec.match_file(c + suffix) for c in candidates)
 
 
-@lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(glob_to_regex(p) for p in patterns)
+class _GitIgnores:
+    """The `.gitignore` files that govern a walk: those from the top of the repository (or, outside
+    one, of the walk) down to each folder (a deeper file's verdict wins, as in git)."""
+
+    def __init__(self, top: str) -> None:
+        self.root = _repository_top(os.path.abspath(top))
+        self._specs: dict[str, Any] = {}  # directory (absolute) -> its .gitignore, or None
+
+    def _spec(self, directory: str) -> Any:
+        if directory not in self._specs:
+            spec = None
+            path = os.path.join(directory, ".gitignore")
+            if os.path.isfile(path):
+                from pathspec import GitIgnoreSpec
+
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as handle:
+                        spec = GitIgnoreSpec.from_lines(handle.read().splitlines())
+                except OSError:
+                    spec = None
+            self._specs[directory] = spec
+        return self._specs[directory]
+
+    def ignores(self, path: str, directory: bool) -> bool:
+        absolute = os.path.abspath(path)
+        verdict = None
+        for folder in _folders_between(self.root, os.path.dirname(absolute)):
+            spec = self._spec(folder)
+            if spec is None:
+                continue
+            relative = os.path.relpath(absolute, folder).replace(os.sep, "/") + ("/" if directory else "")
+            result = spec.check_file(relative)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
 
 
-def is_excluded(path: str, patterns: tuple[str, ...], base: str) -> bool:
-    if not patterns:
-        return False
-    candidates = {path.replace(os.sep, "/").removeprefix("./")}
-    with contextlib.suppress(ValueError):
-        candidates.add(os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/"))
-    return any(rx.match(c) for rx in _compiled(patterns) for c in candidates)
+def _repository_top(directory: str) -> str:
+    """The top of the git repository holding `directory`, or `directory` itself outside one."""
+    current = directory
+    while not os.path.exists(os.path.join(current, ".git")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return directory
+        current = parent
+    return current
+
+
+@lru_cache(maxsize=1024)
+def _folders_between(root: str, directory: str) -> tuple[str, ...]:
+    """`root`, then each folder down to `directory` (which is inside `root`)."""
+    chain = []
+    current = directory
+    while current != root:
+        chain.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return tuple(reversed(chain))
+        current = parent
+    chain.append(root)
+    return tuple(reversed(chain))
 
 
 def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") -> Inputs:
-    """Expand paths into files, sorted within each directory so output never depends on the disk."""
+    """Expand paths into files, sorted within each directory so output never depends on the disk.
+    Walks leave out hidden folders, what `.gitignore` ignores and what `exclude` names; named files
+    are left out only when `exclude` names them (pre-commit passes the files it wants checked)."""
     inputs = Inputs()
     seen: set[str] = set()
+    excluder = Excluder(exclude, base)
     for path in paths:
         if path == STDIN:
             inputs.files.append(STDIN)
@@ -77,10 +126,12 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
                 raise InputError(f"{path}: broken symbolic link")
             raise InputError(f"{path}: no such file or directory")
         if os.path.isdir(path):
-            _walk(path, inputs, seen, exclude, base)
+            _walk(path, inputs, seen, excluder, _GitIgnores(path))
         else:
             if not os.access(path, os.R_OK):
                 raise InputError(f"{path}: permission denied")
+            if excluder.excludes(path):
+                continue
             real = os.path.realpath(path)
             if real not in seen:
                 seen.add(real)
@@ -88,7 +139,7 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
     return inputs
 
 
-def _walk(top: str, inputs: Inputs, seen: set[str], exclude: tuple[str, ...], base: str) -> None:
+def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignores: _GitIgnores) -> None:
     visited_dirs: set[str] = set()
     stack = [top]
     while stack:
@@ -111,14 +162,14 @@ def _walk(top: str, inputs: Inputs, seen: set[str], exclude: tuple[str, ...], ba
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name.startswith(".") or is_excluded(path, exclude, base):
+                if entry.name.startswith(".") or excluder.excludes(path, directory=True) or gitignores.ignores(path, directory=True):
                     continue
                 if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real, visited_dirs):
                     inputs.warnings.append(f"{path}: symbolic link loop; skipped")
                     continue
                 subdirs.append(path)
             elif entry.name.endswith(YAML_SUFFIXES):
-                if is_excluded(path, exclude, base):
+                if excluder.excludes(path) or gitignores.ignores(path, directory=False):
                     continue
                 if entry.is_symlink() and not os.path.exists(path):
                     inputs.warnings.append(f"{path}: broken symbolic link; skipped")
@@ -145,3 +196,25 @@ def read(path: str) -> bytes:
 
 def display_name(path: str) -> str:
     return STDIN_NAME if path == STDIN else path
+
+
+def helm_chart_of(path: str) -> str | None:
+    """The chart directory when `path` is one of its templates (under `templates/`, a Chart.yaml beside
+    that folder): such a file is only meaningful once Helm has rendered it."""
+    if path == STDIN:
+        return None
+    chart = _chart_above(os.path.dirname(os.path.abspath(path)))
+    if chart is None or os.path.isabs(path):
+        return chart
+    return os.path.relpath(chart)
+
+
+@lru_cache(maxsize=256)
+def _chart_above(directory: str) -> str | None:
+    while True:
+        parent = os.path.dirname(directory)
+        if os.path.basename(directory) == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
+            return parent
+        if parent == directory:
+            return None
+        directory = parent

@@ -16,7 +16,10 @@ from meshlint.source.document import Document
 # Indentation from which block nesting could reach the composer's limit.
 _DEEP_INDENT = re.compile(r"^[ ]{5000}", re.M)
 _DOC_START = re.compile(r"^---(?=\s|$)", re.M)
+_MANIFEST_KEY = re.compile(r"^[ \t-]*[\"']?(apiVersion|kind)[\"']?[ \t]*:", re.M)
 HELM_SKIP = "Helm template syntax ({{ ... }}); render it first: helm template ... | meshlint check -"
+CHART_TEMPLATE = "a template of the Helm chart in {chart}; render it first: helm template {chart} | meshlint check -"
+NOT_A_MANIFEST = "not a manifest (no document has apiVersion or kind) and it does not parse as YAML"
 
 
 @dataclass(eq=False, repr=False)
@@ -48,12 +51,18 @@ def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
         return data.decode("utf-8-sig", errors="replace"), problem
 
 
-def load_file(path: str, display: str | None = None, data: bytes | None = None) -> LoadedFile:
-    """Read and load one input (raises OSError when it cannot be read)."""
+def load_file(path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True) -> LoadedFile:
+    """Read and load one file (raises OSError when it cannot be read). An input that does not parse is
+    passed over when it is a Helm template or not a manifest at all; a mesh context file never is."""
+    chart = inputs.helm_chart_of(path) if input_file else None
+    if chart is not None:
+        return LoadedFile(display or inputs.display_name(path), skipped=CHART_TEMPLATE.format(chart=chart))
     if data is None:
         data = inputs.read(path)
     text, problem = decode(data)
     loaded = load_text(display or inputs.display_name(path), text)
+    if input_file:
+        pass_over(loaded, text)
     if problem is not None:
         loaded.problems.insert(0, problem)
     return loaded
@@ -69,15 +78,34 @@ def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | Non
         return loaded
     try:
         compose_into(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
-    except Exception:
+    except Exception:  # any parse failure falls back to document-by-document reading
         loaded.documents.clear()
         loaded.problems.clear()
         _compose_by_document(loaded, text, line_offset)
-    if loaded.problems and "{{" in text:
-        loaded.documents.clear()
-        loaded.problems.clear()
-        loaded.skipped = HELM_SKIP
     return loaded
+
+
+def pass_over(loaded: LoadedFile, text: str) -> None:
+    """An input that does not parse and is a Helm template or no manifest at all is passed over."""
+    if loaded.problems:
+        skipped = _skip_reason(loaded, text)
+        if skipped is not None:
+            loaded.documents.clear()
+            loaded.problems.clear()
+            loaded.skipped = skipped
+
+
+def _skip_reason(loaded: LoadedFile, text: str) -> str | None:
+    """A file that does not parse is passed over, not reported, when it is a Helm template (its first
+    parse error is at a `{{`) or when nothing in it looks like a Kubernetes object (a `tsconfig.json`
+    with comments, a CI file)."""
+    first = loaded.problems[0].line
+    near = loaded.lines[max(0, first - 3) : first]
+    if any("{{" in line for line in near):
+        return HELM_SKIP
+    if not _MANIFEST_KEY.search(text) and not any(isinstance(d.data, dict) and ("apiVersion" in d.data or "kind" in d.data) for d in loaded.documents):
+        return NOT_A_MANIFEST
+    return None
 
 
 def document_chunks(text: str) -> list[tuple[int, str]]:
@@ -112,9 +140,27 @@ def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0) ->
             index = compose_into(loaded.documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
         except DocumentTooDeep as err:
             loaded.problems.append(SyntaxProblem(err.args[0], 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
-        except Exception as err:
+        except Exception as err:  # ruamel raises several unrelated error types
+            # libyaml refuses some YAML that Kubernetes reads; the pure-Python parser has the last word.
+            retried = _compose_pure(loaded, chunk, index, offset)
+            if retried is not None:
+                index = retried
+                continue
             problem = problem_from(err, chunk)
             loaded.problems.append(SyntaxProblem(problem.line + offset, problem.column, problem.message))
+
+
+def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> int | None:
+    """Compose one part with the pure-Python parser; None (and nothing added) when it fails too."""
+    documents: list[Document] = []
+    problems: list[SyntaxProblem] = []
+    try:
+        index = compose_into(documents, problems, chunk, loaded.path, loaded.lines, index, offset, pure=True)
+    except Exception:  # the C parser's error is the one reported
+        return None
+    loaded.documents.extend(documents)
+    loaded.problems.extend(problems)
+    return index
 
 
 def _nesting_beyond_limit(text: str) -> int:

@@ -13,20 +13,22 @@ from typing import Any
 _TAG = "tag:yaml.org,2002:"
 _TRUE = frozenset(("yes", "true", "on", "y"))
 
-_loader_class: Any = None
+_loader_classes: dict[bool, Any] = {}
 
 
-def compose_all(text: str) -> Iterator[Any]:
-    """The C composer's nodes for each document of `text`, read as YAML 1.1.
+def compose_all(text: str, pure: bool = False) -> Iterator[Any]:
+    """The composer's nodes for each document of `text`, read as YAML 1.1: libyaml's C parser, or with
+    `pure` ruamel.yaml's Python one, which accepts what YAML allows and libyaml does not (a `:` inside a
+    plain scalar of a flow collection, `[host:8080/ready]`), as Kubernetes' own YAML reader does.
 
     One loader per text, with no reference back to itself: ruamel.yaml's own `YAML.compose_all`
     builds a loader class per call whose instance refers to itself, so its C buffers wait for the
     cyclic garbage collector, and a run over a big tree grows by the size of the tree.
     """
-    global _loader_class
-    if _loader_class is None:
-        _loader_class = _make_loader_class()
-    loader = _loader_class(text)
+    loader_class = _loader_classes.get(pure)
+    if loader_class is None:
+        loader_class = _loader_classes[pure] = _make_loader_class(pure)
+    loader = loader_class(text)
     try:
         while loader.check_node():
             yield loader.get_node()
@@ -34,16 +36,17 @@ def compose_all(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
-def _make_loader_class() -> Any:
-    """ruamel.yaml's C parser with a resolver that has its YAML 1.1 table looked up once.
+def _make_loader_class(pure: bool) -> Any:
+    """A parser with a resolver that has its YAML 1.1 table looked up once.
 
     The stock `resolve` asks which YAML version the document declares for each scalar it sees, which
     costs more than composing the scalar; meshlint reads every document as YAML 1.1, as Kubernetes does.
     """
-    from ruamel.yaml import CParser  # type: ignore[attr-defined]  # the C extension, untyped
     from ruamel.yaml.nodes import ScalarNode
     from ruamel.yaml.resolver import VersionedResolver, implicit_resolvers
     from ruamel.yaml.tag import Tag
+
+    parser = _pure_parser() if pure else _c_parser()
 
     table: dict[Any, list[tuple[str, Any]]] = {}
     for versions, tag, regexp, first in implicit_resolvers:
@@ -52,10 +55,10 @@ def _make_loader_class() -> Any:
                 table.setdefault(char, []).append((tag, regexp))
     tags: dict[str, Any] = {}
 
-    class Loader11(CParser, VersionedResolver):  # type: ignore[misc]
+    class Loader11(parser, VersionedResolver):  # type: ignore[misc,valid-type]
         def __init__(self, text: str) -> None:
-            CParser.__init__(self, text)
-            VersionedResolver.__init__(self, version=(1, 1), loader=None)
+            parser.__init__(self, text)
+            VersionedResolver.__init__(self, version=(1, 1), loader=None if not pure else self)
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             if kind is ScalarNode and implicit[0]:
@@ -68,6 +71,31 @@ def _make_loader_class() -> Any:
             return VersionedResolver.resolve(self, kind, value, (False, False))
 
     return Loader11
+
+
+def _c_parser() -> Any:
+    from ruamel.yaml import CParser  # type: ignore[attr-defined]  # the C extension, untyped
+
+    return CParser
+
+
+def _pure_parser() -> Any:
+    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.parser import Parser
+    from ruamel.yaml.reader import Reader
+    from ruamel.yaml.scanner import Scanner
+
+    class PureParser(Reader, Scanner, Parser, Composer):
+        max_depth = None  # meshlint bounds depth itself (compose.MAX_DEPTH)
+        comment_handling = None
+
+        def __init__(self, text: str) -> None:
+            Reader.__init__(self, text, loader=self)
+            Scanner.__init__(self, loader=self)
+            Parser.__init__(self, loader=self)
+            Composer.__init__(self, loader=self)
+
+    return PureParser
 
 
 def node_tag(node: Any) -> str:

@@ -1,0 +1,78 @@
+"""Kustomize patch fragments: files that a `kustomization.yaml` names as patches are pieces of objects,
+not objects, so they are checked for syntax only (wave-2 spec §W3). `kustomize build DIR | meshlint
+check -` checks what they make."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from meshlint.source import inputs
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def patch_fragments(files: Iterable[str]) -> frozenset[str]:
+    """The real paths of the files that a kustomization among the inputs, or beside or above a named
+    input, names in `patchesStrategicMerge`, `patches[].path` or `patchesJson6902[].path`."""
+    files = [f for f in files if f != inputs.STDIN]
+    found: set[str] = set()
+    for kustomization in _kustomizations(files):
+        found.update(_patches(kustomization))
+    return frozenset(found)
+
+
+def _kustomizations(files: list[str]) -> list[str]:
+    seen: set[str] = set()
+    result: list[str] = []
+
+    def add(path: str) -> None:
+        real = os.path.realpath(path)
+        if real not in seen and os.path.isfile(path):
+            seen.add(real)
+            result.append(path)
+
+    cwd = os.path.realpath(os.getcwd())
+    directories: set[str] = set()
+    for path in files:
+        if os.path.basename(path) in KUSTOMIZATION_NAMES:
+            add(path)
+        directory = os.path.dirname(os.path.realpath(path))
+        # A named file (pre-commit passes a few) may be patched by a kustomization above it.
+        while directory not in directories:
+            directories.add(directory)
+            for name in KUSTOMIZATION_NAMES:
+                add(os.path.join(directory, name))
+            parent = os.path.dirname(directory)
+            if parent == directory or not (directory + os.sep).startswith(cwd + os.sep) or directory == cwd:
+                break
+            directory = parent
+    return result
+
+
+def _patches(kustomization: str) -> set[str]:
+    from meshlint.source.loader import load_file
+
+    try:
+        loaded = load_file(kustomization, input_file=False)
+    except OSError:
+        return set()
+    base = os.path.dirname(os.path.realpath(kustomization))
+    found: set[str] = set()
+    for document in loaded.documents:
+        data = document.data
+        if not isinstance(data, dict):
+            continue
+        for entry in _list(data.get("patchesStrategicMerge")):
+            if isinstance(entry, str) and "\n" not in entry:  # an inline patch is YAML, not a path
+                found.add(os.path.realpath(os.path.join(base, entry)))
+        for key in ("patches", "patchesJson6902"):
+            for entry in _list(data.get(key)):
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    found.add(os.path.realpath(os.path.join(base, entry["path"])))
+    return found
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

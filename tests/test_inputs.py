@@ -1,0 +1,80 @@
+"""Which files a run reads: .gitignore in walks, `exclude` on walked and named paths, Helm charts,
+Kustomize patch fragments."""
+
+from __future__ import annotations
+
+import os
+
+from meshlint.source.inputs import collect, helm_chart_of
+from meshlint.source.kustomize import patch_fragments
+
+
+def tree(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def walked(root, *paths, exclude=(), base=None):
+    found = collect([str(root / p) for p in paths] or [str(root)], exclude, str(base or root)).files
+    return sorted(os.path.relpath(f, root) for f in found)
+
+
+def test_walk_respects_gitignore_files_from_the_repository_top_down(tmp_path):
+    tree(tmp_path, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".gitignore": "build/\n*.generated.yaml\n",
+        "app.yaml": "",
+        "build/out.yaml": "",
+        "x.generated.yaml": "",
+        "charts/.gitignore": "!keep.generated.yaml\nrendered/\n",
+        "charts/keep.generated.yaml": "",
+        "charts/rendered/a.yaml": "",
+        "charts/values.yaml": "",
+    })
+    assert walked(tmp_path) == ["app.yaml", "charts/keep.generated.yaml", "charts/values.yaml"]
+    # Walking a sub-folder still honours the .gitignore files above it, up to the repository's top.
+    assert walked(tmp_path / "charts") == ["keep.generated.yaml", "values.yaml"]
+
+
+def test_gitignore_outside_a_repository_governs_only_its_own_folder(tmp_path):
+    tree(tmp_path, {".gitignore": "*.yaml\n", "sub/a.yaml": "", "b.yaml": ""})
+    assert walked(tmp_path / "sub") == ["a.yaml"]
+    assert walked(tmp_path) == []
+
+
+def test_exclude_applies_to_named_files_too(tmp_path):
+    tree(tmp_path, {"charts/x/templates/a.yaml": "", "apps/b.yaml": ""})
+    exclude = ("charts/**",)
+    assert walked(tmp_path, exclude=exclude) == ["apps/b.yaml"]
+    assert walked(tmp_path, "charts/x/templates/a.yaml", "apps/b.yaml", exclude=exclude) == ["apps/b.yaml"]
+
+
+def test_exclude_patterns_are_gitwildmatch(tmp_path):
+    tree(tmp_path, {"a/kustomization.yaml": "", "a/b/kustomization.yaml": "", "a/app.yaml": "", "skip.yaml": ""})
+    assert walked(tmp_path, exclude=("kustomization.yaml", "/skip.yaml")) == ["a/app.yaml"]
+
+
+def test_helm_chart_templates_are_known_by_their_chart(tmp_path, monkeypatch):
+    tree(tmp_path, {"c/Chart.yaml": "name: c\n", "c/templates/d.yaml": "", "c/templates/sub/e.yaml": "", "c/values.yaml": "", "templates/f.yaml": ""})
+    monkeypatch.chdir(tmp_path)
+    assert [helm_chart_of(p) for p in ("c/templates/d.yaml", "c/templates/sub/e.yaml", "c/values.yaml", "templates/f.yaml")] == ["c", "c", None, None]
+    assert helm_chart_of(str(tmp_path / "c/templates/d.yaml")) == str(tmp_path / "c")
+
+
+def test_kustomize_patch_fragments_from_every_patch_field(tmp_path, monkeypatch):
+    tree(tmp_path, {
+        "overlay/kustomization.yaml": (
+            "resources: [../base]\n"
+            "patchesStrategicMerge:\n  - replicas.yaml\n  - |-\n    apiVersion: apps/v1\n    kind: Deployment\n"
+            "patches:\n  - path: ../patches/probe.yaml\n    target: {kind: Deployment}\n  - patch: '[]'\n"
+            "patchesJson6902:\n  - path: json.yaml\n    target: {kind: Deployment, name: web}\n"
+        ),
+        "overlay/replicas.yaml": "", "overlay/json.yaml": "", "patches/probe.yaml": "", "base/app.yaml": "",
+    })
+    monkeypatch.chdir(tmp_path)
+    expected = {os.path.realpath(p) for p in ("overlay/replicas.yaml", "overlay/json.yaml", "patches/probe.yaml")}
+    assert patch_fragments(["overlay/kustomization.yaml", "base/app.yaml"]) == expected
+    # A named file alone (pre-commit) finds the kustomization beside it.
+    assert patch_fragments(["overlay/replicas.yaml"]) == expected
