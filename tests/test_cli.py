@@ -54,7 +54,8 @@ RACE_TEXT = (
     "race.yaml:7:5: warning ML101 startup-race: Deployment web can start before its istio-proxy sidecar is ready: "
     "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
-    "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)\n"
+    "or run native sidecars: the pod annotation sidecar.istio.io/nativeSidecar: \"true\" (Istio 1.24+, Kubernetes 1.29+), "
+    "or Istio 1.27+ on Kubernetes 1.33+, which use them by default (pass --istio-version and --kubernetes-version so meshlint can tell)\n"
 )
 
 

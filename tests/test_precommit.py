@@ -104,7 +104,7 @@ def test_commit_with_a_hazard_fails_with_meshlints_message(repo):
     assert "Failed" in output
     assert (
         "apps/api.yaml:7:5: error ML301 drain-exceeds-grace: terminationDrainDuration 45s "
-        "(platform/istio-operator.yaml:10) ≥ terminationGracePeriodSeconds 30 (default)"
+        "(platform/istio-operator.yaml:10) > terminationGracePeriodSeconds 30 (default)"
     ) in output
     assert "ML101" not in output  # the context's hold was read
     assert git(repo, "log", "--oneline", env=env).stdout.count("\n") == 1  # the commit did not happen

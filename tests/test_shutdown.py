@@ -91,8 +91,8 @@ def test_drain_exceeds_grace_names_both_numbers_and_origins(tmp_path):
             str(tmp_path / "api.yaml"),
             6,
             5,
-            f"terminationDrainDuration 90s ({operator}:7) ≥ terminationGracePeriodSeconds 30 (default): "
-            "the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+            f"terminationDrainDuration 90s ({operator}:7) > terminationGracePeriodSeconds 30 (default): "
+            "the kubelet kills istio-proxy at the deadline, so its drain is cut short by 60s and the connections still open are reset",
         )
     ]
 
@@ -115,9 +115,9 @@ spec:
         (
             8,
             118,
-            f"MINIMUM_DRAIN_DURATION 20s ({path}:8) ≥ terminationGracePeriodSeconds 15 ({path}:10), with "
+            f"MINIMUM_DRAIN_DURATION 20s ({path}:8) > terminationGracePeriodSeconds 15 ({path}:10), with "
             f"EXIT_ON_ZERO_ACTIVE_CONNECTIONS ({path}:8) the agent waits at least that long before it may exit: "
-            "the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+            "the kubelet kills istio-proxy at the deadline, so its drain is cut short by 5s and the connections still open are reset",
         )
     ]
 
@@ -156,6 +156,29 @@ def test_prestop_exceeds_grace_message(tmp_path):
             12,
             36,
             f"container 'web' preStop `sleep 20` waits 20s ≥ terminationGracePeriodSeconds 20 ({path}:5): the grace "
-            "period runs during preStop, so the container is killed before it receives SIGTERM and can shut down",
+            "period runs during preStop, so when the sleep ends the container is left about 2 s (the kubelet's one-off "
+            "extension) to shut down before it is killed",
         )
     ]
+
+
+def test_prestop_sleep_action_beyond_grace_is_rejected_by_the_api_server(tmp_path):
+    text = PRESTOP_POD.format(grace=20).replace('exec:\n            command: ["sh", "-c", "sleep 20; nginx -s quit"]', "sleep: {seconds: 25}")
+    path = tmp_path / "manifest.yaml"
+    assert findings(tmp_path, text, "ML303") == [
+        (
+            11,
+            28,
+            f"container 'web' preStop `sleep: {{seconds: 25}}` waits 25s ≥ terminationGracePeriodSeconds 20 ({path}:5): "
+            "the API server rejects the pod: a preStop sleep action may not be longer than the grace period",
+        )
+    ]
+
+
+def test_proxy_exits_before_app_help_raises_the_grace_period_when_the_drain_cannot_fit(tmp_path):
+    report = lint_text(tmp_path, PRESTOP_POD.format(grace=15), MESHED)
+    [finding] = [f for f in report.findings if f.code == "ML302"]
+    assert finding.help.startswith(
+        "raise terminationGracePeriodSeconds (now 15) above 20s plus the app's shutdown time, "
+        "then terminationDrainDuration above the sleep and below the new grace period; "
+    )

@@ -17,13 +17,14 @@ from meshlint.findings import Finding, Issue, Severity
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
 from meshlint.mesh.setting import Setting
-from meshlint.model.kinds import MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.mesh.sources import MeshSource, mesh_source
+from meshlint.model.kinds import MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import Rule, RuleContext
+from meshlint.rule import FILE, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.loader import decode, document_chunks, load_chunks, load_file
+from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
 from meshlint.suppressions import annotation_suppresses, comment_suppresses
 
 
@@ -53,7 +54,8 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in collected.files else None
     fragments = patch_fragments(collected.files)
-    mesh = _mesh_context([f for f in collected.files if os.path.realpath(f) not in fragments], stdin, config, mesh_config)
+    broken: list[LoadedFile] = []
+    mesh = _mesh_context([f for f in collected.files if os.path.realpath(f) not in fragments], stdin, config, mesh_config, broken)
     plan = Plan(
         stdin=stdin,
         stdin_name=config.stdin_filename or inputs.STDIN_NAME,
@@ -73,7 +75,7 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
         results = map(check, collected.files)
 
     summary, findings = Summary(), []
-    for result in results:
+    for result in [*(_check_context_file(plan, loaded) for loaded in broken), *results]:
         summary.add(result.summary)
         findings.extend(result.findings)
         notes.extend(result.notes)
@@ -83,7 +85,9 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     return Report(findings, summary, active, notes)
 
 
-def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str]) -> MeshContext:
+def _mesh_context(
+    files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str], broken: list[LoadedFile] | None = None
+) -> MeshContext:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
     options = MeshOptions(
@@ -102,9 +106,11 @@ def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_co
             loaded = load_file(path, display, input_file=False)  # messages name it as the user would
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
-        for document in loaded.documents:
-            for resource in resources_of(document):
-                mesh.add(resource)
+        resources = [r for d in loaded.documents for r in resources_of(d)]
+        for resource in resources:
+            mesh.add(resource)
+        if broken is not None and (loaded.problems or any(s is not None and s.problems for s in map(_source, resources))):
+            broken.append(loaded)
     for path in files:
         if inputs.helm_chart_of(path) is not None:
             continue  # a chart's template says nothing until Helm renders it
@@ -139,6 +145,28 @@ def _configured_istio(config: Config, mesh_config: Iterable[str]) -> Setting[str
     if tuple(mesh_config):
         return Setting("--mesh-config is given", None, "command line")
     return None
+
+
+def _source(resource: Resource) -> MeshSource | None:
+    return mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
+
+
+def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
+    """A mesh context file is read, not checked, unless it is also an input; but a context file that
+    does not parse (or whose data.mesh / data.values does not) is never dropped in silence."""
+    result = FileResult()
+    for rule in plan.rules:
+        if FILE not in rule.scopes:
+            continue
+        items = [ResourceSubjects(r, plan.mesh) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
+        for subject, about, _ in subjects(rule, loaded, items):
+            for issue in rule.check(subject, plan.contexts[rule.code]):
+                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+    return result
+
+
+def _source_line(lines: list[str], line: int) -> str | None:
+    return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
 def _check_file(plan: Plan, path: str) -> FileResult:
@@ -181,8 +209,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
                 if annotation_suppresses(about, pods, rule) or comment_suppresses(lines, issue.position.line, rule):
                     summary.suppressed += 1
                     continue
-                source = lines[issue.position.line - 1] if 1 <= issue.position.line <= len(lines) else None
-                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, source))
+                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(lines, issue.position.line)))
     return result
 
 

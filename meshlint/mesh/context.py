@@ -67,6 +67,7 @@ class MeshContext:
         self.helm_proxy: dict[str, Setting[Any]] = {}
         self.native_env: Setting[str] | None = None
         self.compatibility_version: Setting[str | None] | None = None
+        self.proxy_variant: Setting[str | None] | None = None  # Helm global.variant (distroless has no shell)
         for resource in resources:
             self.add(resource)
 
@@ -120,6 +121,9 @@ class MeshContext:
             probe_enabled = proxy.path("startupProbe", "enabled")
             if probe_enabled.exists:
                 self.helm_proxy["startupProbe.enabled"] = Setting.of(probe_enabled)
+        variant = source.helm_values.path("global", "variant") if source.helm_values is not None else None
+        if variant is not None and variant.exists:
+            self.proxy_variant = Setting(variant.text, variant.pos)
         if NATIVE_ENV in source.env:
             node = source.env[NATIVE_ENV]
             self.native_env = Setting((node.text or "").strip().lower(), node.pos)

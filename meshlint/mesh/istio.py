@@ -16,6 +16,8 @@ INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
 REV_LABEL = "istio.io/rev"
 NAMESPACE_INJECTION_LABEL = "istio-injection"
+# Labels the webhooks read from Namespaces only (on a pod they do nothing).
+NAMESPACE_ONLY_LABELS = (NAMESPACE_INJECTION_LABEL,)
 DATAPLANE_MODE = "istio.io/dataplane-mode"
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
 
@@ -44,3 +46,9 @@ def is_pod_key(key: str) -> bool:
 GATEWAY_TEMPLATES_ANNOTATION = "inject.istio.io/templates"
 AUTO_IMAGE = "auto"
 ISTIO_API_SUFFIX = ".istio.io"
+
+PROXY_IMAGE_ANNOTATION = "sidecar.istio.io/proxyImage"
+DISTROLESS = "distroless"
+# Argo's wait container kills an injected sidecar through a shell in its image, or with this command.
+ARGO_KILL_COMMAND_ANNOTATION = "workflows.argoproj.io/kill-cmd-" + PROXY_CONTAINER
+ARGO_KILL_COMMAND = '["pilot-agent", "request", "POST", "quitquitquit"]'

@@ -19,9 +19,11 @@ from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotati
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
 from meshlint.mesh.injection import injected_proxy
 from meshlint.mesh.istio import (
+    ARGO_KILL_COMMAND_ANNOTATION,
     DEFAULT_DRAIN,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MINIMUM_DRAIN,
+    DISTROLESS,
     EXIT_ON_ZERO,
     GO_TRUE,
     INJECTED_INIT_CONTAINERS,
@@ -30,12 +32,14 @@ from meshlint.mesh.istio import (
     NATIVE_ANNOTATION,
     PROXY_CONFIG_ANNOTATION,
     PROXY_CONTAINER,
+    PROXY_IMAGE_ANNOTATION,
     STATUS_PORT_ANNOTATION,
 )
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import Setting
 from meshlint.model.pod import Container, PodTemplate
 from meshlint.model.resource import Resource
+from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext
@@ -139,6 +143,24 @@ class WorkloadView:
         return [(c, port, e) for c in self.template.all_containers if c.name != PROXY_CONTAINER for port, e in env_ports(c)]
 
     # --- ProxyConfig and drain ---------------------------------------------------------------------
+
+    @cached_property
+    def proxy_without_shell(self) -> Setting[str] | None:
+        """The proxy image has no shell (Istio's distroless variant): the pod's proxyImage annotation,
+        else Helm global.variant. Argo can then stop the sidecar only with a kill command."""
+        image = self.template.annotations().get(PROXY_IMAGE_ANNOTATION)
+        if image is not None:
+            text = image.text or ""
+            return Setting(f"{PROXY_IMAGE_ANNOTATION}: {text}", image.pos, local=True) if DISTROLESS in text else None
+        variant = self.mesh.proxy_variant
+        if variant is not None and variant.value == DISTROLESS:
+            return Setting(f"global.variant: {DISTROLESS}", variant.origin)
+        return None
+
+    @property
+    def argo_kill_command(self) -> Node | None:
+        """The command Argo's wait container runs to stop istio-proxy, when the pod names one."""
+        return self.template.annotations().get(ARGO_KILL_COMMAND_ANNOTATION)
 
     @property
     def pod_hold(self) -> Setting[Any] | None:

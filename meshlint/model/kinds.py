@@ -1,8 +1,8 @@
-"""Kinds meshlint knows, and where each workload kind keeps its pod template."""
+"""Kinds meshlint knows, and where each workload kind keeps its pods."""
 
 from __future__ import annotations
 
-# Where each workload kind keeps its pod template, below the object's root.
+# Where each Kubernetes workload kind keeps its pod template, below the object's root.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": (),
     "Deployment": ("spec", "template"),
@@ -14,8 +14,13 @@ POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "Rollout": ("spec", "template"),
 }
-WORKLOAD_KINDS = frozenset(POD_TEMPLATE_PATHS)
-BATCH_KINDS = frozenset(("Job", "CronJob"))
+# A JobSet runs Jobs: `spec.replicatedJobs[].template` is a Job template.
+JOBSET = "JobSet"
+# Argo Workflows: each template with a `container`, `script` or `containerSet` runs as a pod.
+ARGO_WORKFLOW_KINDS = frozenset(("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"))
+WORKLOAD_KINDS = frozenset(POD_TEMPLATE_PATHS) | {JOBSET} | ARGO_WORKFLOW_KINDS
+# Kinds whose pods run to completion (a bare Pod does when its restartPolicy says so).
+BATCH_KINDS = frozenset(("Job", "CronJob", JOBSET)) | ARGO_WORKFLOW_KINDS
 
 # Pseudo-kind for an istiod Helm values file, which has no apiVersion or kind of its own.
 HELM_VALUES = "HelmValues"

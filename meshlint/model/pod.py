@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from meshlint.findings import Position
-from meshlint.model.kinds import BATCH_KINDS, POD_TEMPLATE_PATHS
+from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, BATCH_KINDS, JOBSET, POD_TEMPLATE_PATHS
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
@@ -23,10 +23,11 @@ class Container:
     init: bool
     index: int
     pod_user: Any = None
+    unnamed: str | None = None  # what the container is called when the manifest names none (Argo: main)
 
     @cached_property
     def name(self) -> str:
-        return self.node.get("name").text or f"#{self.index}"
+        return self.node.get("name").text or self.unnamed or f"#{self.index}"
 
     @property
     def image(self) -> str:
@@ -82,10 +83,18 @@ class Container:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class PodTemplate:
-    """The pod a workload creates: what the injection webhook and the kubelet see."""
+    """A pod a workload creates: what the injection webhook and the kubelet see.
+
+    For the Kubernetes kinds `node` is the pod template (`metadata` + `spec`). An Argo template is a
+    pod whose labels and annotations are the workflow's `podMetadata` under the template's own
+    `metadata`, whose containers are its `container` / `script` / `containerSet` and `sidecars`, and
+    whose pod-level fields are the workflow's `spec`."""
 
     node: Node
     owner: Resource
+    argo: bool = False
+    shared_metadata: Node | None = None  # Argo `spec.podMetadata`
+    pod_spec: Node | None = None  # Argo: the workflow's spec, where pod-level fields live
 
     # Every rule asks for these; they are computed once per template (callers must not mutate them).
     @cached_property
@@ -94,7 +103,7 @@ class PodTemplate:
 
     @cached_property
     def spec(self) -> Node:
-        return self.node.get("spec")
+        return self.pod_spec if self.pod_spec is not None else self.node.get("spec")
 
     def labels(self) -> dict[str, Node]:
         return self._labels
@@ -104,11 +113,17 @@ class PodTemplate:
 
     @cached_property
     def _labels(self) -> dict[str, Node]:
-        return self.metadata.get("labels").string_map()
+        return self._merged("labels")
 
     @cached_property
     def _annotations(self) -> dict[str, Node]:
-        return self.metadata.get("annotations").string_map()
+        return self._merged("annotations")
+
+    def _merged(self, field: str) -> dict[str, Node]:
+        own = self.metadata.get(field).string_map()
+        if self.shared_metadata is None:
+            return own
+        return {**self.shared_metadata.get(field).string_map(), **own}
 
     @cached_property
     def _pod_user(self) -> Any:
@@ -116,11 +131,19 @@ class PodTemplate:
 
     @cached_property
     def containers(self) -> list[Container]:
-        return [Container(n, False, i, self._pod_user) for i, n in enumerate(self.spec.get("containers").elements()) if n.is_map]
+        if not self.argo:
+            nodes = [n for n in self.spec.get("containers").elements() if n.is_map]
+            return [Container(n, False, i, self._pod_user) for i, n in enumerate(nodes)]
+        # Argo names a template's own container `main`.
+        main = [n for n in (self.node.get("container"), self.node.get("script")) if n.is_map]
+        others = [n for n in (*self.node.path("containerSet", "containers").elements(), *self.node.get("sidecars").elements()) if n.is_map]
+        found = [Container(n, False, i, self._pod_user, "main") for i, n in enumerate(main)]
+        return found + [Container(n, False, len(found) + i, self._pod_user) for i, n in enumerate(others)]
 
     @cached_property
     def init_containers(self) -> list[Container]:
-        return [Container(n, True, i, self._pod_user) for i, n in enumerate(self.spec.get("initContainers").elements()) if n.is_map]
+        source = self.node if self.argo else self.spec
+        return [Container(n, True, i, self._pod_user) for i, n in enumerate(source.get("initContainers").elements()) if n.is_map]
 
     @cached_property
     def all_containers(self) -> list[Container]:
@@ -132,25 +155,53 @@ class PodTemplate:
 
     @property
     def runs_to_completion(self) -> bool:
-        """A Job's or CronJob's pod, or a bare Pod that is not restarted: it is meant to finish."""
+        """A Job's, CronJob's, JobSet's or workflow step's pod, or a bare Pod that is not restarted."""
         if self.owner.kind in BATCH_KINDS:
             return True
         return self.owner.kind == "Pod" and self.restart_policy in RUN_TO_COMPLETION_POLICIES
 
     @property
+    def title(self) -> str:
+        """How messages name the pod: `Job export`, `Workflow nightly template report`."""
+        name = self.node.get("name").text if self.argo else None
+        return f"{self.owner.title} template {name or '(unnamed)'}" if self.argo else self.owner.title
+
+    @property
     def fix_position(self) -> Position:
-        """Where a fix for something missing goes: the template's metadata, else the kind line."""
+        """Where a fix for something missing goes: the template's metadata, else (an Argo template
+        without metadata) its name, else the kind line."""
         metadata = self.metadata
         if metadata.exists and metadata.key_pos is not None:
             return metadata.key_pos
+        if self.argo:
+            name = self.node.get("name")
+            return name.key_pos or self.node.pos
         return self.owner.root.get("kind").key_pos or self.owner.root.pos
 
 
 def pod_templates(resource: Resource) -> list[PodTemplate]:
-    """The pods a resource creates: the one extractor that knows where each workload kind keeps its
-    pod template (none for other kinds, or when the template is not a mapping)."""
-    path = POD_TEMPLATE_PATHS.get(resource.kind)
+    """The pods a resource creates: the one extractor that knows where each workload kind keeps them
+    (none for other kinds, or when a template is not a mapping)."""
+    kind = resource.kind
+    if kind in ARGO_WORKFLOW_KINDS:
+        return _argo_templates(resource)
+    if kind == JOBSET:
+        nodes = [job.path("template", "spec", "template") for job in resource.root.path("spec", "replicatedJobs").elements()]
+        return [PodTemplate(n, resource) for n in nodes if n.is_map]
+    path = POD_TEMPLATE_PATHS.get(kind)
     if path is None:
         return []
     node = resource.root.path(*path)
     return [PodTemplate(node, resource)] if node.is_map else []
+
+
+def _argo_templates(resource: Resource) -> list[PodTemplate]:
+    spec = resource.root.get("spec")
+    if resource.kind == "CronWorkflow":
+        spec = spec.get("workflowSpec")
+    shared = spec.get("podMetadata")
+    pods = []
+    for template in spec.get("templates").elements():
+        if template.is_map and any(template.get(key).is_map for key in ("container", "script", "containerSet")):
+            pods.append(PodTemplate(template, resource, argo=True, shared_metadata=shared if shared.is_map else None, pod_spec=spec))
+    return pods

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from meshlint.findings import ResourceId
-from meshlint.model.kinds import HELM_VALUES, HELM_VALUES_KEYS, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
+from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, HELM_VALUES, HELM_VALUES_KEYS, JOBSET, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
 from meshlint.source.document import Document, Node
 
 
@@ -55,8 +55,18 @@ class Resource:
 
     @property
     def template_path(self) -> str:
-        """Where the pod template's metadata is, as a dotted path (`spec.template.metadata`)."""
+        """Where its pods' metadata is written, as a dotted path (`spec.template.metadata`)."""
+        if self.kind in ARGO_WORKFLOW_KINDS:
+            return "spec.podMetadata" if self.kind != "CronWorkflow" else "spec.workflowSpec.podMetadata"
+        if self.kind == JOBSET:
+            return "spec.replicatedJobs[].template.spec.template.metadata"
         return ".".join((*POD_TEMPLATE_PATHS.get(self.kind, ()), "metadata"))
+
+    @property
+    def title(self) -> str:
+        """`Deployment orders`, as messages name it (Argo's `generateName` stands in for a name)."""
+        name = self.name or (f"{self.metadata.get('generateName').text}*" if self.metadata.get("generateName").text else "(unnamed)")
+        return f"{self.kind} {name}"
 
 
 def resources_of(document: Document) -> Iterator[Resource]:

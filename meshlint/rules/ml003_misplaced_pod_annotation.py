@@ -1,15 +1,18 @@
-"""A pod-level mesh annotation or label on a controller's own metadata, where Istio never reads it.
+"""A mesh annotation or label where Istio never reads it: on a controller, or a namespace label on a pod.
 
 ## What it does
-Looks at the top-level `metadata` of Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and the other
-pod controllers for `proxy.istio.io/config`, `sidecar.istio.io/*` and `traffic.sidecar.istio.io/*`
-annotations or labels.
+Looks at the top-level `metadata` of Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, Argo
+Workflows and the other pod controllers for `proxy.istio.io/config`, `sidecar.istio.io/*` and
+`traffic.sidecar.istio.io/*` annotations or labels; and at every pod template for the namespace label
+`istio-injection`, which on a pod injects nothing.
 
 ## Why is this bad?
 The injection webhook only ever sees the Pod. Annotations on the Deployment object are not copied to
 its pods, so the setting does nothing, and the workload runs with the mesh defaults you meant to
 change: no hold, the default drain, capture of every port. `istioctl analyze` only checks this for
-Deployments and Pods.
+Deployments and Pods. Likewise `istio-injection: enabled` is read from Namespaces only: on a pod
+template it does nothing, and the pod is meshed only if its namespace or a `sidecar.istio.io/inject`
+label says so, while its author believes it is.
 
 ## Example
 ```yaml
@@ -59,30 +62,36 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.istio import is_pod_key
+from meshlint.mesh.istio import NAMESPACE_ONLY_LABELS, is_pod_key
 from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 
 
-@rule(
-    code="ML003",
-    name="misplaced-pod-annotation",
-    severity=Severity.ERROR,
-    scope=RESOURCE,
-    kinds=WORKLOAD_KINDS - {"Pod"},
-)
+@rule(code="ML003", name="misplaced-pod-annotation", severity=Severity.ERROR, scope=RESOURCE, kinds=WORKLOAD_KINDS)
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
-    for field, values in (("annotations", resource.annotations), ("labels", resource.labels)):
-        for key, value in values.items():
-            if not is_pod_key(key):
-                continue
-            singular = field[:-1]
-            yield Issue(
-                value.key_pos or value.pos,
-                f"{singular} {key} is on the {resource.kind}'s own metadata; Istio reads it only from the pod template, so it has no effect",
-                f"move it to {resource.template_path}.{field}",
-            )
+    if resource.kind != "Pod":  # a Pod's own metadata is the pod's
+        for field, values in (("annotations", resource.annotations), ("labels", resource.labels)):
+            for key, value in values.items():
+                if not is_pod_key(key):
+                    continue
+                singular = field[:-1]
+                yield Issue(
+                    value.key_pos or value.pos,
+                    f"{singular} {key} is on the {resource.kind}'s own metadata; Istio reads it only from the pod template, so it has no effect",
+                    f"move it to {resource.template_path}.{field}",
+                )
+    for template in pod_templates(resource):
+        for key in NAMESPACE_ONLY_LABELS:
+            node = template.labels().get(key)
+            if node is not None:
+                yield Issue(
+                    node.key_pos or node.pos,
+                    f"label {key}: {node.text} on the pod template of {template.title} is a namespace label: Istio reads it "
+                    "only from Namespaces, so on a pod it injects nothing",
+                    f'label the Namespace {key}: enabled, or give the pod the label sidecar.istio.io/inject: "true"',
+                )
 
 
 RULE = check

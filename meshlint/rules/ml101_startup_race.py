@@ -76,11 +76,17 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
 
 
+NATIVE_ANNOTATION_HINT = 'the pod annotation sidecar.istio.io/nativeSidecar: "true" (Istio 1.24+, Kubernetes 1.29+)'
+
+
 def native_hint(workload: WorkloadView) -> str:
     """How to let native sidecars settle the race, worded by what is known of the versions."""
     if workload.native.note == VERSIONS_UNKNOWN:
-        return "or run native sidecars (Istio 1.27+ on Kubernetes 1.33+ does by default; pass --istio-version and --kubernetes-version so meshlint can tell)"
-    return "or enable native sidecars (annotation sidecar.istio.io/nativeSidecar: \"true\", Kubernetes 1.29+)"
+        return (
+            f"or run native sidecars: {NATIVE_ANNOTATION_HINT}, or Istio 1.27+ on Kubernetes 1.33+, which use them by default "
+            "(pass --istio-version and --kubernetes-version so meshlint can tell)"
+        )
+    return f"or enable native sidecars with {NATIVE_ANNOTATION_HINT}"
 
 
 @rule(
@@ -104,10 +110,9 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     evidence = workload.startup_evidence
     if not evidence and ctx.options.get("require-evidence"):
         return
-    owner = workload.owner
     assumed = " (injection assumed: namespace unknown)" if workload.classification.assumed else ""
     message = (
-        f"{owner.kind} {owner.name or '(unnamed)'} can start before its istio-proxy sidecar is ready{assumed}: "
+        f"{workload.template.title} can start before its istio-proxy sidecar is ready{assumed}: "
         f"classic sidecar ({workload.native.note}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
     )
     if evidence:

@@ -63,11 +63,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.istio import ARGO_KILL_COMMAND, ARGO_KILL_COMMAND_ANNOTATION
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import BATCH_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+from meshlint.wording import listing
 
-NATIVE_FIRST = "enable native sidecars (pod annotation sidecar.istio.io/nativeSidecar: \"true\", Kubernetes 1.29+), which Kubernetes stops when the work ends"
+NATIVE_FIRST = (
+    'enable native sidecars (pod annotation sidecar.istio.io/nativeSidecar: "true", Istio 1.24+ and Kubernetes 1.29+), '
+    "which Kubernetes stops when the work ends"
+)
 TRAP_QUIT = "or end the container's script with `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT`"
 
 
@@ -75,17 +80,35 @@ TRAP_QUIT = "or end the container's script with `trap 'curl -fsS -X POST http://
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.classic_sidecar or not workload.template.runs_to_completion:
         return
+    if workload.template.argo:
+        yield from _argo(workload)
+        return
     if any(call.is_post for call in workload.quit_calls):
         return
-    owner = workload.owner
-    names = ", ".join(repr(c.name) for c in workload.app_containers) or "(none)"
+    apps = [repr(c.name) for c in workload.app_containers]
+    after = f"{'containers' if len(apps) > 1 else 'container'} {listing(apps)} {'exit' if len(apps) > 1 else 'exits'}"
     not_post = [c for c in workload.quit_calls if not c.is_post]
     tail = f"; its quit call on line {not_post[0].position.line} is not a POST (ML202)" if not_post else ""
     yield Issue(
         workload.template.fix_position,
-        f"{owner.kind} {owner.name or '(unnamed)'} never completes: its classic istio-proxy sidecar keeps running after "
-        f"container {names} exits, because nothing POSTs to localhost:15020/quitquitquit{tail}",
+        f"{workload.template.title} never completes: its classic istio-proxy sidecar keeps running after "
+        f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
         f"{NATIVE_FIRST}, {TRAP_QUIT}",
+    )
+
+
+def _argo(workload: WorkloadView) -> Iterator[Issue]:
+    """Argo's wait container stops injected sidecars itself, through a shell in their image or with
+    the pod's kill-command annotation (reference §3.4); a distroless proxy has no shell."""
+    no_shell = workload.proxy_without_shell
+    if no_shell is None or workload.argo_kill_command is not None:
+        return
+    yield Issue(
+        workload.template.fix_position,
+        f"{workload.template.title} never completes: Argo stops an injected istio-proxy through a shell in its "
+        f"image, and this proxy image has none ({no_shell.value}, {no_shell.where}), so the pod keeps running after the step",
+        f"add the pod annotation {ARGO_KILL_COMMAND_ANNOTATION}: '{ARGO_KILL_COMMAND}' (the quit runs inside the proxy "
+        "container, where pilot-agent is), or keep workflow pods out of the mesh",
     )
 
 

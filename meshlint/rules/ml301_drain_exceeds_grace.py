@@ -1,7 +1,8 @@
 """A classic Istio sidecar whose drain does not fit in the pod's termination grace period.
 
 ## What it does
-For pods with a classic (non-native) Istio sidecar, compares the proxy's effective
+For pods with a classic (non-native) Istio sidecar, and for Istio gateways (whose proxy is the
+workload), compares the proxy's effective
 `terminationDrainDuration` (the pod's `proxy.istio.io/config` over the mesh `defaultConfig`, default
 5s) with the pod's `terminationGracePeriodSeconds` (default 30). With `proxyMetadata`
 `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"` the agent ignores `terminationDrainDuration` and waits at least
@@ -10,9 +11,9 @@ For pods with a classic (non-native) Istio sidecar, compares the proxy's effecti
 ## Why is this bad?
 On SIGTERM the agent stops accepting inbound connections, waits the whole drain duration and only then
 stops Envoy. The kubelet does not wait that long: when the grace period ends it kills every container
-that is still running. A drain at or beyond the grace period is therefore cut short by SIGKILL, and the
+that is still running. A drain longer than the grace period is therefore cut short by SIGKILL, and the
 connections it was meant to let finish are reset, which shows up as 503s and resets during every
-rollout. The default grace period is 30 seconds; a drain raised to 45s "to be safe" never gets there.
+rollout. (At equality the agent's own stop and the kubelet's kill coincide: nothing is cut short.) The default grace period is 30 seconds; a drain raised to 45s "to be safe" never gets there.
 
 ## Example
 ```yaml
@@ -81,12 +82,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         mode = f", with {EXIT_ON_ZERO} ({exit_on_zero.where}) the agent waits at least that long before it may exit"
     else:
         drain, name, mode = workload.drain, "terminationDrainDuration", ""
-    if drain.value is None or drain.value < grace.value:
+    if drain.value is None or drain.value <= grace.value:
         return  # an invalid duration is ML002's to report
     yield Issue(
         workload.point_at(drain, grace),
-        f"{name} {format_seconds(drain.value)} ({drain.where}) ≥ terminationGracePeriodSeconds {grace.value} "
-        f"({grace.where}){mode}: the kubelet kills istio-proxy mid-drain and the connections still open are reset",
+        f"{name} {format_seconds(drain.value)} ({drain.where}) > terminationGracePeriodSeconds {grace.value} "
+        f"({grace.where}){mode}: the kubelet kills istio-proxy at the deadline, so its drain is cut short by "
+        f"{format_seconds(drain.value - grace.value)} and the connections still open are reset",
         f"set terminationGracePeriodSeconds above {format_seconds(drain.value)} plus the app's own shutdown time, "
         f"or lower {name} below the grace period",
     )

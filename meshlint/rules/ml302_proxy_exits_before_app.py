@@ -80,16 +80,27 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     drain = workload.drain
     if not workload.classic_sidecar or workload.exit_on_zero is not None or drain.value is None:
         return
+    grace = workload.grace_period
     for sleep in workload.prestop_sleeps:
         if sleep.container.name == PROXY_CONTAINER or sleep.seconds < drain.value:
             continue
+        if grace.value is not None and sleep.seconds >= grace.value:
+            # The drain must stay below the grace period (ML301), so the grace period has to grow first.
+            raise_drain = (
+                f"raise terminationGracePeriodSeconds (now {grace.value}) above {sleep.text} plus the app's shutdown "
+                "time, then terminationDrainDuration above the sleep and below the new grace period"
+            )
+        else:
+            raise_drain = (
+                f"raise terminationDrainDuration above {sleep.text} plus the app's shutdown time (and below "
+                f"terminationGracePeriodSeconds {grace.value})"
+            )
         yield Issue(
             sleep.position,
             f"{sleep} ≥ terminationDrainDuration {format_seconds(drain.value)} ({drain.where}): istio-proxy stops "
             "while the app is still sleeping, so requests still routed to the pod and the app's outbound calls "
             "during shutdown fail",
-            f"raise terminationDrainDuration above {sleep.text} plus the app's shutdown time (and below "
-            'terminationGracePeriodSeconds), or set proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true", '
+            f'{raise_drain}; or set proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"; '
             "or use native sidecars, which Kubernetes stops after the app",
         )
 

@@ -7,9 +7,10 @@ sleeps, or the `preStop.sleep.seconds` action) with the pod's `terminationGraceP
 
 ## Why is this bad?
 The grace period starts counting before the preStop hook runs, and the container gets SIGTERM only
-after its preStop has finished. A sleep as long as the grace period leaves no time at all: the kubelet
-kills the container (after a one-off 2-second extension) before the application was ever asked to stop,
-so in-flight work is lost and connections are reset.
+after its preStop has finished. A sleep as long as the grace period leaves the application only the
+kubelet's one-off 2-second extension to shut down before it is killed, so in-flight work is lost and
+connections are reset. A `preStop.sleep.seconds` longer than the grace period is worse: the API server
+rejects the pod.
 
 ## Example
 ```yaml
@@ -76,10 +77,16 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     for sleep in workload.prestop_sleeps:
         if sleep.seconds <= 0 or sleep.seconds < grace.value:
             continue
+        if sleep.action and sleep.seconds > grace.value:
+            effect = "the API server rejects the pod: a preStop sleep action may not be longer than the grace period"
+        else:
+            effect = (
+                "the grace period runs during preStop, so when the sleep ends the container is left about 2 s "
+                "(the kubelet's one-off extension) to shut down before it is killed"
+            )
         yield Issue(
             sleep.position,
-            f"{sleep} ≥ terminationGracePeriodSeconds {grace.value} ({grace.where}): the grace period runs "
-            "during preStop, so the container is killed before it receives SIGTERM and can shut down",
+            f"{sleep} ≥ terminationGracePeriodSeconds {grace.value} ({grace.where}): {effect}",
             "replace the endless sleep with a bounded one, shorter than the grace period"
             if math.isinf(sleep.seconds)
             else f"set terminationGracePeriodSeconds above {sleep.text} plus the app's shutdown time, or shorten the sleep",

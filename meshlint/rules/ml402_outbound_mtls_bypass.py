@@ -93,12 +93,18 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         noun, verb = ("ports", "bypass") if len(ports.parsed.items) > 1 else ("port", "bypasses")
         race, init = _startup_race(workload, ports.parsed.items)
         fix = INIT_FIX if init else HOLD
-        tail = f"; this looks like a startup-race workaround ({race}): {fix} would fix the race without losing mTLS" if race else ""
-        yield Issue(
-            workload.point_at(ports.setting),
-            f"outbound {noun} {listed} {verb} istio-proxy, excluded by {ports.source}: {LOSES}{tail}",
-            f"remove the exclusion; to reach the service before the proxy is ready, use {fix}" if race else "remove the exclusion",
-        )
+        if race and workload.native_sidecar:
+            tail = (
+                f"; this looks like a startup-race workaround ({race}), but the sidecar is already native "
+                f"({workload.native.note}, {workload.native.where}) and starts first, so the exclusion only loses mTLS"
+            )
+            help_text = "remove the exclusion"
+        elif race:
+            tail = f"; this looks like a startup-race workaround ({race}): {fix} would fix the race without losing mTLS"
+            help_text = f"remove the exclusion; to reach the service before the proxy is ready, use {fix}"
+        else:
+            tail, help_text = "", "remove the exclusion"
+        yield Issue(workload.point_at(ports.setting), f"outbound {noun} {listed} {verb} istio-proxy, excluded by {ports.source}: {LOSES}{tail}", help_text)
     ranges = knobs["excludeOutboundIPRanges"]
     if ranges.parsed.problem is None and ranges.parsed.items:
         everything = [c for c in ranges.parsed.items if covers_everything(c)]

@@ -28,6 +28,7 @@ class PreStopSleep(NamedTuple):
     seconds: float  # math.inf for `sleep infinity`
     position: Position  # the seconds value, or the `sleep` command inside a script
     form: str  # as written: `sleep 10`, `sleep: {seconds: 10}`
+    action: bool = False  # the Kubernetes `preStop.sleep` action (validated by the API server), not a command
 
     @property
     def text(self) -> str:
@@ -44,7 +45,7 @@ def prestop_sleep(container: Container) -> PreStopSleep | None:
     if seconds.exists:
         value = seconds.value
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return PreStopSleep(container, float(value), seconds.pos, f"sleep: {{seconds: {value}}}")
+            return PreStopSleep(container, float(value), seconds.pos, f"sleep: {{seconds: {value}}}", action=True)
         return None
     argv = list(prestop.path("exec", "command").elements())
     written = [node.text for node in argv]
