@@ -321,3 +321,47 @@ def test_readme_example_output_is_what_meshlint_prints(monkeypatch):
     assert quoted in result.output
     assert result.exit_code == 1
     assert "7 findings" in result.output.splitlines()[-1]
+
+
+def test_a_mesh_context_file_that_does_not_parse_is_reported_not_dropped(project):
+    (project / ".meshlint.yaml").write_text("mesh:\n  context: [platform/istio.yaml, platform/values.yaml]\n")
+    (project / "platform").mkdir()
+    (project / "platform" / "istio.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |-\n"
+        "    defaultConfig: {holdApplicationUntilProxyStarts: true\n"
+    )
+    (project / "platform" / "values.yaml").write_text("global:\n  proxy: [\n")
+    result = invoke("check", "race.yaml", "--format", "json")
+    found = [(f["path"], f["line"], f["code"]) for f in json.loads(result.output)["findings"]]
+    # The unclosed mapping is found where the string ends, one line past its last.
+    assert found == [("platform/istio.yaml", 7, "ML001"), ("platform/values.yaml", 3, "ML001"), ("race.yaml", 7, "ML101")]
+    assert json.loads(result.output)["findings"][0]["message"].startswith("data.mesh of ConfigMap istio does not parse")
+
+
+def test_a_missing_mesh_context_file_is_exit_2(project):
+    (project / ".meshlint.yaml").write_text("mesh:\n  context: [platform/gone.yaml]\n")
+    result = invoke("check", "race.yaml")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: platform/gone.yaml: cannot read mesh context file: No such file or directory\n")
+
+
+def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):
+    (project / "chart" / "templates").mkdir(parents=True)
+    (project / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    (project / "chart" / "templates" / "svc.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n")
+    (project / "tsconfig.json").write_text('{\n  // comments make this neither JSON nor YAML\n  "compilerOptions": {}\n}\n')
+    result = invoke("check", "clean.yaml", "chart", "tsconfig.json")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "not checked: chart/templates/svc.yaml: a template of the Helm chart in chart; render it first: helm template chart | meshlint check -",
+        "not checked: tsconfig.json: not a manifest (no document has apiVersion or kind) and it does not parse as YAML",
+        "",
+        "4 files, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 3 skipped, 0 assumed meshed",
+    ]
+    assert invoke("check", "clean.yaml", "chart", "tsconfig.json", "--fail-on-skipped").exit_code == 1
+    summary = json.loads(invoke("check", "chart", "--format", "json").stdout)["summary"]
+    assert summary["skipped_inputs"] == [{"path": "chart/templates/svc.yaml", "reason": "a template of the Helm chart in chart; render it first: helm template chart | meshlint check -"}]
+
+
+def test_stdin_filename_names_stdin_in_every_report(project):
+    result = invoke("check", "-", "--stdin-filename", "rendered/web.yaml", "--format", "json", input=RACE)
+    assert [f["path"] for f in json.loads(result.output)["findings"]] == ["rendered/web.yaml"]

@@ -194,3 +194,74 @@ def test_peer_authentication_scopes(policies, port, mode):
     texts = [PA.format(ns=ns, spec=spec) for ns, spec in policies]
     mesh, _ = context(*texts)
     assert mesh.mtls_mode("apps", {"app": "web"}, port).value == mode
+
+
+NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n  labels: {labels}\n  annotations: {annotations}\n"
+
+
+@pytest.mark.parametrize(
+    "namespace, pod_labels, pod_annotations, mesh, reason",
+    [
+        # Linkerd's truth table (reference §11.1.2): the annotation, on the pod or its namespace.
+        (None, "{}", "{linkerd.io/inject: enabled}", "linkerd", "the pod template has linkerd.io/inject: enabled"),
+        (None, "{}", "{linkerd.io/inject: ingress}", "linkerd", "the pod template has linkerd.io/inject: ingress"),
+        (None, "{linkerd.io/inject: enabled}", "{}", "istio-sidecar", None),  # a label is never read: the default decides
+        (("{}", "{linkerd.io/inject: enabled}"), "{}", "{}", "linkerd", "namespace apps has linkerd.io/inject: enabled"),
+        (("{}", "{linkerd.io/inject: enabled}"), "{}", "{linkerd.io/inject: disabled}", "not-meshed", "linkerd.io/inject: disabled on the pod template"),
+        # An invalid namespace value un-meshes every pod in it, even one annotated enabled.
+        (("{}", "{linkerd.io/inject: 'true'}"), "{}", "{linkerd.io/inject: enabled}", "not-meshed", None),
+        (None, "{}", "{linkerd.io/inject: 'yes'}", "not-meshed", None),  # an invalid pod value: not injected
+        (("{config.linkerd.io/admission-webhooks: disabled}", "{linkerd.io/inject: enabled}"), "{}", "{}", "not-meshed", None),
+        # Both meshes would inject: Istio's sidecar is what is checked (ML005 reports the conflict).
+        (("{istio-injection: enabled}", "{linkerd.io/inject: enabled}"), "{}", "{}", "istio-sidecar", "namespace apps has istio-injection=enabled"),
+        # Istio gateways.
+        (None, "{}", "{inject.istio.io/templates: gateway}", "istio-gateway", None),
+        (None, "{}", "{inject.istio.io/templates: 'gateway,extra'}", "istio-gateway", None),
+        (None, "{}", "{inject.istio.io/templates: sidecar}", "istio-sidecar", None),
+        (("{istio.io/dataplane-mode: ambient}", "{}"), "{}", "{}", "istio-ambient", None),
+    ],
+)
+def test_classification(namespace, pod_labels, pod_annotations, mesh, reason):
+    texts = [NS.format(labels=namespace[0], annotations=namespace[1])] if namespace else []
+    _, workload = context(*texts, deployment("apps", pod_labels, pod_annotations))
+    assert workload.classification.mesh == mesh
+    if reason is not None:
+        assert workload.classification.reason == reason
+
+
+GATEWAY_AUTO = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gw}\nspec:\n  template:\n    spec:\n      containers: [{name: istio-proxy, image: auto}]\n"
+INJECTED_LINKERD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: linkerd-proxy, image: proxy, restartPolicy: Always}]\n  containers: [{name: app, image: app}]\n"
+
+
+@pytest.mark.parametrize("text, mesh", [(GATEWAY_AUTO, "istio-gateway"), (INJECTED_LINKERD, "linkerd")])
+def test_classification_from_the_containers(text, mesh):
+    _, workload = context(text)
+    assert workload.classification.mesh == mesh
+
+
+@pytest.mark.parametrize(
+    "signs, mesh, assumed, unchecked",
+    [
+        ((), "not-meshed", False, True),
+        (("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n",), "istio-sidecar", True, False),
+        (("apiVersion: v1\nkind: Namespace\nmetadata: {name: other, labels: {istio-injection: disabled}}\n",), "istio-sidecar", True, False),
+        (("meshConfig:\n  accessLogFile: /dev/stdout\n",), "istio-sidecar", True, False),  # istiod Helm values
+        (("global:\n  image: {tag: 1.0}\n",), "not-meshed", False, True),  # another chart's values say nothing of Istio
+        (("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {proxy.istio.io/config: '{}'}}\nspec: {containers: [{name: a, image: a}]}\n",), "istio-sidecar", True, False),
+    ],
+)
+def test_default_injection_auto_needs_a_sign_of_istio(signs, mesh, assumed, unchecked):
+    _, workload = context(deployment("apps"), *signs, default_injection="auto")
+    assert (workload.classification.mesh, workload.classification.assumed, workload.classification.unchecked) == (mesh, assumed, unchecked)
+
+
+def test_the_sign_of_istio_named_is_the_first_in_path_order_whatever_the_reading_order():
+    gateway = "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n"
+    mesh_ab, _ = context(gateway, gateway.replace("name: g", "name: h"), default_injection="auto")
+    mesh_ba = MeshContext(options=MeshOptions(default_injection="auto"))
+    for name, text in (("f1.yaml", gateway.replace("name: g", "name: h")), ("f0.yaml", gateway)):
+        for doc in load_text(name, text).documents:
+            for resource in resources_of(doc):
+                mesh_ba.add(resource)
+    assert mesh_ab.istio_in_use == mesh_ba.istio_in_use
+    assert (mesh_ab.istio_in_use.value, mesh_ab.istio_in_use.where) == ("Gateway g", "f0.yaml:1")

@@ -62,10 +62,10 @@ def classify(
         return Classification(LINKERD, links.reason, links.origin)
     if istio.ambient:
         return Classification(ISTIO_AMBIENT, istio.reason, istio.origin)
+    if links.decided:  # a Linkerd setting on the pod or namespace said no: that is the telling reason
+        return Classification(NOT_MESHED, links.reason, links.origin)
     if istio.injects is False:
         return Classification(NOT_MESHED, istio.reason, istio.origin)
-    if links.decided:
-        return Classification(NOT_MESHED, links.reason, links.origin)
     return _by_default(istio.reason, options, istio_in_use)
 
 

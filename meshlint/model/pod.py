@@ -95,6 +95,7 @@ class PodTemplate:
     argo: bool = False
     shared_metadata: Node | None = None  # Argo `spec.podMetadata`
     pod_spec: Node | None = None  # Argo: the workflow's spec, where pod-level fields live
+    part: str | None = None  # which of the resource's pods: `template report`, `job workers`
 
     # Every rule asks for these; they are computed once per template (callers must not mutate them).
     @cached_property
@@ -163,8 +164,7 @@ class PodTemplate:
     @property
     def title(self) -> str:
         """How messages name the pod: `Job export`, `Workflow nightly template report`."""
-        name = self.node.get("name").text if self.argo else None
-        return f"{self.owner.title} template {name or '(unnamed)'}" if self.argo else self.owner.title
+        return f"{self.owner.title} {self.part}" if self.part else self.owner.title
 
     @property
     def fix_position(self) -> Position:
@@ -186,8 +186,12 @@ def pod_templates(resource: Resource) -> list[PodTemplate]:
     if kind in ARGO_WORKFLOW_KINDS:
         return _argo_templates(resource)
     if kind == JOBSET:
-        nodes = [job.path("template", "spec", "template") for job in resource.root.path("spec", "replicatedJobs").elements()]
-        return [PodTemplate(n, resource) for n in nodes if n.is_map]
+        pods = []
+        for job in resource.root.path("spec", "replicatedJobs").elements():
+            node = job.path("template", "spec", "template")
+            if node.is_map:
+                pods.append(PodTemplate(node, resource, part=f"job {job.get('name').text or '(unnamed)'}"))
+        return pods
     path = POD_TEMPLATE_PATHS.get(kind)
     if path is None:
         return []
@@ -203,5 +207,6 @@ def _argo_templates(resource: Resource) -> list[PodTemplate]:
     pods = []
     for template in spec.get("templates").elements():
         if template.is_map and any(template.get(key).is_map for key in ("container", "script", "containerSet")):
-            pods.append(PodTemplate(template, resource, argo=True, shared_metadata=shared if shared.is_map else None, pod_spec=spec))
+            part = f"template {template.get('name').text or '(unnamed)'}"
+            pods.append(PodTemplate(template, resource, argo=True, shared_metadata=shared if shared.is_map else None, pod_spec=spec, part=part))
     return pods

@@ -28,6 +28,7 @@ class SyntaxProblem(NamedTuple):
     line: int
     column: int
     message: str
+    parse: bool = True  # the parser stopped here (False: the YAML parsed, a duplicate key or a recursive alias)
 
 
 class DocumentTooDeep(Exception):
@@ -98,7 +99,7 @@ class Converter:
             return self._done[key]
         if key in self._active:
             line, col = self.place(node.start_mark.line, node.start_mark.column)
-            self.problems.append(SyntaxProblem(line, col, RECURSIVE_ALIAS))
+            self.problems.append(SyntaxProblem(line, col, RECURSIVE_ALIAS, parse=False))
             return None
         if depth > MAX_DEPTH:
             line, _ = self.place(node.start_mark.line, node.start_mark.column)
@@ -141,13 +142,13 @@ class Converter:
                 key = ("true" if key else "false") if isinstance(key, bool) else "null" if key is None else str(key)
             kline, kcol = place(key_node.start_mark.line, key_node.start_mark.column)
             if id(value_node) in self._active:
-                self.problems.append(SyntaxProblem(kline, kcol, RECURSIVE_ALIAS))
+                self.problems.append(SyntaxProblem(kline, kcol, RECURSIVE_ALIAS, parse=False))
                 result[key] = None
                 entries[key] = (kline, kcol, kline, kcol, None, None)
                 continue
             if key in entries:
                 first = entries[key][0]
-                self.problems.append(SyntaxProblem(kline, kcol, DUPLICATE_KEY.format(key=key, first=first)))
+                self.problems.append(SyntaxProblem(kline, kcol, DUPLICATE_KEY.format(key=key, first=first), parse=False))
             value = self.convert(value_node, depth + 1)
             vline, vcol = place(value_node.start_mark.line, value_node.start_mark.column)
             result[key] = value

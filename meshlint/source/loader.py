@@ -96,12 +96,11 @@ def pass_over(loaded: LoadedFile, text: str) -> None:
 
 
 def _skip_reason(loaded: LoadedFile, text: str) -> str | None:
-    """A file that does not parse is passed over, not reported, when it is a Helm template (its first
-    parse error is at a `{{`) or when nothing in it looks like a Kubernetes object (a `tsconfig.json`
-    with comments, a CI file)."""
-    first = loaded.problems[0].line
-    near = loaded.lines[max(0, first - 3) : first]
-    if any("{{" in line for line in near):
+    """A file that does not parse is passed over, not reported, when it is a Helm template (the parser
+    stops at a `{{`, on its line or the line after) or when nothing in it looks like a Kubernetes object
+    (a `tsconfig.json` with comments, a CI file)."""
+    stops = [p.line for p in loaded.problems if p.parse]
+    if stops and any("{{" in line for line in loaded.lines[max(0, stops[0] - 2) : stops[0]]):
         return HELM_SKIP
     if not _MANIFEST_KEY.search(text) and not any(isinstance(d.data, dict) and ("apiVersion" in d.data or "kind" in d.data) for d in loaded.documents):
         return NOT_A_MANIFEST
