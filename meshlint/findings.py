@@ -62,6 +62,7 @@ class Finding(NamedTuple):
     help: str
     resource: ResourceId | None = None
     source: str | None = None  # the line it points at, as written, for reports that show it
+    rendered_from: str | None = None  # the file a rendered stream says this object came from
 
     @property
     def position(self) -> Position:

@@ -365,3 +365,38 @@ def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):
 def test_stdin_filename_names_stdin_in_every_report(project):
     result = invoke("check", "-", "--stdin-filename", "rendered/web.yaml", "--format", "json", input=RACE)
     assert [f["path"] for f in json.loads(result.output)["findings"]] == ["rendered/web.yaml"]
+
+
+RENDERED = """---
+# Source: web/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec: {containers: [{name: web, image: web}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  annotations:
+    config.kubernetes.io/origin: |
+      path: base/api.yaml
+spec:
+  template:
+    metadata: {labels: {sidecar.istio.io/inject: "true"}}
+    spec: {containers: [{name: api, image: api}]}
+"""
+
+
+def test_rendered_streams_keep_the_file_each_object_came_from(project):
+    result = invoke("check", "-", "--stdin-filename", "rendered.yaml", "--format", "json", input=RENDERED)
+    assert [(f["path"], f["line"], f["code"], f.get("source")) for f in json.loads(result.stdout)["findings"]] == [
+        ("rendered.yaml", 9, "ML101", "web/templates/deployment.yaml"),
+        ("rendered.yaml", 21, "ML101", "base/api.yaml"),
+    ]
+    text = invoke("check", "-", "--stdin-filename", "rendered.yaml", input=RENDERED).stdout
+    assert "    |     ^\n  source: web/templates/deployment.yaml\n  help: " in text

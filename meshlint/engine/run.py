@@ -232,4 +232,5 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         help=sys.intern(issue.help),  # most help texts repeat; one copy each
         resource=resource.identity if resource is not None else None,
         source=source,
+        rendered_from=resource.rendered_from if resource is not None else None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -9,6 +10,8 @@ from functools import cached_property
 from meshlint.findings import ResourceId
 from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, HELM_VALUES, HELM_VALUES_KEYS, JOBSET, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
 from meshlint.source.document import Document, Node
+
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 
 
 @dataclass(eq=False, repr=False)
@@ -40,6 +43,18 @@ class Resource:
     def annotations(self) -> dict[str, Node]:
         """The object's own annotations (a controller's, not its pods')."""
         return self.metadata.get("annotations").string_map()
+
+    @property
+    def rendered_from(self) -> str | None:
+        """The file this object was rendered from, when a rendered stream says: Kustomize's
+        `config.kubernetes.io/origin` annotation (`buildMetadata: [originAnnotations]`), or Helm's
+        `# Source:` comment."""
+        origin = self.annotations.get(ORIGIN_ANNOTATION)
+        if origin is not None and origin.text:
+            match = re.search(r"^\s*path:\s*[\"']?([^\"'\s]+)", origin.text, re.M)
+            if match:
+                return match.group(1)
+        return self.document.rendered_from
 
     @property
     def identity(self) -> ResourceId:

@@ -27,6 +27,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "resource": (
             {"kind": f.resource.kind, "name": f.resource.name, "namespace": f.resource.namespace} if f.resource else None
         ),
+        **({"source": f.rendered_from} if f.rendered_from else {}),
     }
 
 

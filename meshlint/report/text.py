@@ -64,6 +64,8 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         else:
             out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code} {f.name}: {f.message}"]
         out.extend(_snippet(f.source, f.line, f.column, _COLORS[severity] if color else None))
+        if f.rendered_from:
+            out.append(f"  {_DIM}source:{_RESET} {f.rendered_from}" if color else f"  source: {f.rendered_from}")
         out.append(f"  {_DIM}help:{_RESET} {f.help}" if color else f"  help: {f.help}")
         out.append("")
         yield "\n".join(out) + "\n"

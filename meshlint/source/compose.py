@@ -7,6 +7,7 @@ made 1-based here and nowhere else.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from meshlint.source.document import Document, MapEntry, Placer, PositionTable, SeqEntry
@@ -46,16 +47,33 @@ def compose_into(
     def place(line: int, column: int) -> tuple[int, int]:
         return line + 1 + line_offset, column + 1
 
+    after = line_offset  # 0-based file line where the gap before the next document starts
     for node in compose_all(text, pure):
         if node is None:
             continue
         converter = Converter(path, lines, place)
         data = converter.convert(node)
         line, col = place(node.start_mark.line, node.start_mark.column)
-        documents.append(Document(path, index, data, line, col, converter.table))
+        source = _rendered_from(lines, after, line - 1)
+        documents.append(Document(path, index, data, line, col, converter.table, source))
         problems.extend(converter.problems)
+        after = node.end_mark.line + line_offset
         index += 1
     return index
+
+
+_SOURCE_COMMENT = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
+
+
+def _rendered_from(lines: list[str], start: int, end: int) -> str | None:
+    """The path in a `# Source: chart/templates/x.yaml` comment between two documents (Helm writes one
+    before each document it renders), if there is one."""
+    for text in lines[start:end]:
+        if text.startswith("#"):
+            match = _SOURCE_COMMENT.match(text)
+            if match:
+                return match.group(1)
+    return None
 
 
 def problem_from(err: Exception, text: str) -> SyntaxProblem:

@@ -47,6 +47,7 @@ class Document:
     line: int
     column: int
     table: PositionTable
+    rendered_from: str | None = None  # the `# Source:` comment Helm writes before a rendered document
 
     @property
     def root(self) -> Node:
