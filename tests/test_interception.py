@@ -145,10 +145,10 @@ spec:
         (
             8,
             "WARNING",
-            'outbound ports 5432, 6379 bypass istio-proxy, excluded by traffic.sidecar.istio.io/excludeOutboundPorts '
+            'outbound ports 5432 and 6379 bypass istio-proxy, excluded by traffic.sidecar.istio.io/excludeOutboundPorts '
             '"5432,6379" (job.yaml:8): that traffic leaves without mesh mTLS or a client identity (a STRICT destination '
             "refuses it, a PERMISSIVE one accepts it as plaintext); this looks like a startup-race workaround (init "
-            "container 'wait' env DB_PORT=5432 (line 14) uses 5432, container 'migrate' env "
+            "container 'wait' env DB_PORT=5432 (line 14) uses 5432 and container 'migrate' env "
             "FLYWAY_URL=jdbc:postgresql://pg.data:5432/app (line 19) uses 5432): native sidecars (the proxy then "
             "starts before the init containers) would fix the race without losing mTLS",
             "remove the exclusion; to reach the service before the proxy is ready, use native sidecars (the proxy then "

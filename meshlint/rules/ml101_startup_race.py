@@ -72,6 +72,7 @@ from meshlint.findings import Issue, Severity
 from meshlint.mesh.workload import VERSIONS_UNKNOWN, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+from meshlint.wording import listing
 
 HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
 
@@ -116,9 +117,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"classic sidecar ({workload.native.note}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
     )
     if evidence:
-        message += "; it calls out at startup: " + ", ".join(str(e) for e in evidence[:5])
-        if len(evidence) > 5:
-            message += f" and {len(evidence) - 5} more"
+        shown = [str(e) for e in evidence[:5]] + ([f"{len(evidence) - 5} more"] if len(evidence) > 5 else [])
+        message += "; it calls out at startup: " + listing(shown)
     yield Issue(
         workload.template.fix_position,
         message,

@@ -73,6 +73,7 @@ from meshlint.mesh.istio import PROXY_UID
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+from meshlint.wording import listing
 
 
 @rule(code="ML102", name="init-container-network", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
@@ -85,7 +86,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             continue
         yield Issue(
             container.position,
-            f"{container.label} uses the network ({', '.join(str(e) for e in evidence[:3])}) but runs before the "
+            f"{container.label} uses the network ({listing(str(e) for e in evidence[:3])}) but runs before the "
             "classic istio-proxy sidecar starts: blackholed under Istio CNI, unmeshed (no mTLS) without it",
             "run it as UID 1337 (securityContext.runAsUser: 1337) so the proxy does not capture it, move the call "
             "into the app container, or enable native sidecars so init containers start after the proxy",

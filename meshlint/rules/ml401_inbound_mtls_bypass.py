@@ -70,6 +70,7 @@ from meshlint.mesh.istio import ALWAYS_EXCLUDED_INBOUND
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+from meshlint.wording import listing
 
 LOSES = "connections reach the app directly, in plaintext, without mTLS identity or AuthorizationPolicy"
 OUTSIDE = "for clients outside the mesh, set the port PERMISSIVE with PeerAuthentication portLevelMtls instead of bypassing the proxy"
@@ -132,7 +133,7 @@ def _declared_ports(workload: WorkloadView) -> list[int]:
 
 def _ports(ports: list[int]) -> tuple[str, str]:
     """("port 9000", "bypasses") or ("ports 9000, 9100", "bypass")."""
-    listed = ", ".join(str(p) for p in ports)
+    listed = listing(str(p) for p in ports)
     return (f"ports {listed}", "bypass") if len(ports) > 1 else (f"port {listed}", "bypasses")
 
 

@@ -76,6 +76,7 @@ from meshlint.mesh.facts.interception import covers_everything
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+from meshlint.wording import listing
 
 LOSES = "that traffic leaves without mesh mTLS or a client identity (a STRICT destination refuses it, a PERMISSIVE one accepts it as plaintext)"
 HOLD = "holdApplicationUntilProxyStarts: true (proxy.istio.io/config) or native sidecars"
@@ -89,7 +90,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     knobs = workload.interception
     ports = knobs["excludeOutboundPorts"]
     if ports.parsed.problem is None and ports.parsed.items:
-        listed = ", ".join(str(p) for p in ports.parsed.items)
+        listed = listing(str(p) for p in ports.parsed.items)
         noun, verb = ("ports", "bypass") if len(ports.parsed.items) > 1 else ("port", "bypasses")
         race, init = _startup_race(workload, ports.parsed.items)
         fix = INIT_FIX if init else HOLD
@@ -141,7 +142,7 @@ def _startup_race(workload: WorkloadView, ports: tuple[int, ...]) -> tuple[str, 
         if port in ports:
             hits.append(f"{container.label} {evidence} uses {port}")
             init = init or (container.init and not container.is_native_sidecar)
-    return ", ".join(hits), init
+    return listing(hits), init
 
 
 RULE = check
