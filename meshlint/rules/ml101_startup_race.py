@@ -1,7 +1,8 @@
 """The app can start before its Istio sidecar is ready: classic sidecar, no hold, no native sidecar.
 
 ## What it does
-For each workload that gets a classic (non-native) Istio sidecar, checks that
+For each workload that gets a classic (non-native) Istio sidecar (not gateways, whose proxy is the
+workload, nor Linkerd-meshed or ambient pods), checks that
 `holdApplicationUntilProxyStarts` is in effect (pod annotation, mesh `defaultConfig` or Helm
 `global.proxy`). Without it the finding is a warning; it is an error when the workload shows that it
 calls out as soon as it starts, and the message lists that evidence with its lines: a Job or CronJob,

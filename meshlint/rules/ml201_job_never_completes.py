@@ -1,9 +1,13 @@
 """A Job, CronJob or run-to-completion Pod with a classic Istio sidecar that is never told to exit.
 
 ## What it does
-For Jobs, CronJobs and Pods with `restartPolicy: Never` or `OnFailure` that get a classic (non-native)
-Istio sidecar, checks that some container POSTs to the proxy's `/quitquitquit` (agent port 15020, or
-Envoy admin 15000) once the work is done.
+For Jobs, CronJobs, JobSets and Pods with `restartPolicy: Never` or `OnFailure` that get a classic
+(non-native) Istio sidecar, checks that some container POSTs to the proxy's `/quitquitquit` (agent port
+15020, or Envoy admin 15000) once the work is done. Argo workflow pods are different: Argo's wait
+container stops injected sidecars itself, through a shell in the sidecar's image or with the command
+the pod annotation `workflows.argoproj.io/kill-cmd-istio-proxy` names; so for them the rule fires only
+when the proxy image has no shell (Istio's distroless variant: Helm `global.variant: distroless`, or a
+distroless `sidecar.istio.io/proxyImage`) and the annotation is missing.
 
 ## Why is this bad?
 A classic istio-proxy never exits by itself, and a pod completes only when all its containers have
@@ -56,6 +60,7 @@ spec:
 - https://istio.io/latest/blog/2023/native-sidecars/ (native sidecars let Jobs complete)
 - istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (POST from localhost only)
 - https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/#jobs-with-sidecar-containers
+- argoproj/argo-workflows `docs/sidecar-injection.md` (how Argo stops injected sidecars)
 """
 
 from __future__ import annotations
