@@ -82,12 +82,15 @@ def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | 
 
 def _gateway(template: PodTemplate) -> Classification | None:
     """An Istio gateway: it asks for the gateway injection template, or its only container is an
-    istio-proxy whose image the injector fills in (`image: auto`)."""
+    istio-proxy (whose image the injector fills in, `image: auto`, or a rendered gateway)."""
     templates = template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
     if templates is not None and "gateway" in [t.strip() for t in (templates.text or "").split(",")]:
         return Classification(ISTIO_GATEWAY, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" makes the proxy the workload', templates.pos)
     containers = template.containers
-    if len(containers) == 1 and containers[0].name == PROXY_CONTAINER and containers[0].image == AUTO_IMAGE:
-        image = containers[0].node.get("image")
-        return Classification(ISTIO_GATEWAY, f"its only container is {PROXY_CONTAINER} with image: auto, a gateway the injector completes", image.pos)
+    if len(containers) == 1 and containers[0].name == PROXY_CONTAINER:
+        # With image: auto the injector completes a gateway; a rendered gateway (args proxy router)
+        # and any pod whose only container is the proxy have no app either.
+        proxy = containers[0]
+        how = "with image: auto, a gateway the injector completes" if proxy.image == AUTO_IMAGE else "and no app container: the proxy is the workload"
+        return Classification(ISTIO_GATEWAY, f"its only container is {PROXY_CONTAINER} {how}", proxy.position)
     return None

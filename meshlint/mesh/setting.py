@@ -30,6 +30,13 @@ class Setting(Generic[T]):
             return f"{self.origin.path}:{self.origin.line}"
         return self.note or "default"
 
+    @property
+    def cited(self) -> str:
+        """The note and where it came from, each once: `ENABLE_NATIVE_SIDECARS=false, values.yaml:4`."""
+        if self.origin is None:
+            return self.note or "default"
+        return f"{self.note}, {self.where}" if self.note else self.where
+
     @classmethod
     def of(cls, node: Node, value: Any = None, local: bool = False) -> Setting[Any]:
         return cls(node.value if value is None else value, node.pos, local=local)

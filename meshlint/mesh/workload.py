@@ -261,7 +261,7 @@ def _native(mesh: MeshContext, template: PodTemplate) -> Setting[bool]:
         return Setting(annotation.text == "true", annotation.pos, f"{NATIVE_ANNOTATION} annotation")
     env = mesh.native_env
     if env is not None and env.value in ("true", "false"):
-        return Setting(env.value == "true", env.origin, "ENABLE_NATIVE_SIDECARS")
+        return Setting(env.value == "true", env.origin, f"ENABLE_NATIVE_SIDECARS={env.value}")
     if env is not None and env.value != "auto":
         return Setting(False, env.origin, f"ENABLE_NATIVE_SIDECARS={env.value!r} is treated as disabled")
     compat = mesh.compatibility_version

@@ -115,7 +115,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     assumed = " (injection assumed: namespace unknown)" if workload.classification.assumed else ""
     message = (
         f"{workload.template.title} can start before its istio-proxy sidecar is ready{assumed}: "
-        f"classic sidecar ({workload.native.note}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
+        f"classic sidecar ({workload.native.cited}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
     )
     if evidence:
         shown = [str(e) for e in evidence[:5]] + ([f"{len(evidence) - 5} more"] if len(evidence) > 5 else [])

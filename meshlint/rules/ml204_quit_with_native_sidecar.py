@@ -69,7 +69,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     for call in workload.quit_calls:
         yield Issue(
             call.position,
-            f"container {call.container.name!r} quits the proxy (`{call.command}`), but the sidecar is native ({workload.native.note}, {workload.native.where}): Kubernetes stops it by itself and restarts it if it quits early",
+            f"container {call.container.name!r} quits the proxy (`{call.command}`), but the sidecar is native ({workload.native.cited}): Kubernetes stops it by itself and restarts it if it quits early",
             "remove the quit call",
         )
 

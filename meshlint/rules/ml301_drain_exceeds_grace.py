@@ -6,7 +6,8 @@ workload), compares the proxy's effective
 `terminationDrainDuration` (the pod's `proxy.istio.io/config` over the mesh `defaultConfig`, default
 5s) with the pod's `terminationGracePeriodSeconds` (default 30). With `proxyMetadata`
 `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"` the agent ignores `terminationDrainDuration` and waits at least
-`MINIMUM_DRAIN_DURATION` (default 5s) instead, so that is the number compared.
+`MINIMUM_DRAIN_DURATION` (default 5s) instead, so that is the number compared. A grace period of 0 asks
+for immediate deletion, without any graceful shutdown, and is left alone.
 
 ## Why is this bad?
 On SIGTERM the agent stops accepting inbound connections, waits the whole drain duration and only then
@@ -74,7 +75,8 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 @rule(code="ML301", name="drain-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     grace = workload.grace_period
-    if not workload.classic_istio_proxy or grace.value is None:
+    # A grace period of 0 asks for no graceful shutdown at all (delete immediately): nothing to cut short.
+    if not workload.classic_istio_proxy or grace.value is None or grace.value == 0:
         return
     exit_on_zero = workload.exit_on_zero
     if exit_on_zero is not None:

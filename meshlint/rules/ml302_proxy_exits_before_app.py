@@ -81,6 +81,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.classic_sidecar or workload.exit_on_zero is not None or drain.value is None:
         return
     grace = workload.grace_period
+    if grace.value == 0:
+        return  # no graceful shutdown is asked for (delete immediately): no drain to outlast
     for sleep in workload.prestop_sleeps:
         if sleep.container.name == PROXY_CONTAINER or sleep.seconds < drain.value:
             continue

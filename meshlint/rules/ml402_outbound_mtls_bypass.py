@@ -97,7 +97,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         if race and workload.native_sidecar:
             tail = (
                 f"; this looks like a startup-race workaround ({race}), but the sidecar is already native "
-                f"({workload.native.note}, {workload.native.where}) and starts first, so the exclusion only loses mTLS"
+                f"({workload.native.cited}) and starts first, so the exclusion only loses mTLS"
             )
             help_text = "remove the exclusion"
         elif race:
