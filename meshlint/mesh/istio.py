@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 PROXY_CONTAINER = "istio-proxy"
-# Containers the injector adds to a pod; a manifest that holds them is kube-inject output.
-INJECTED_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation", PROXY_CONTAINER, "enable-core-dump"))
+# Containers the injector adds to a pod; a manifest that holds them is kube-inject output
+# (grpc-bootstrap-init comes with the proxyless-gRPC `grpc-agent` template).
+INJECTED_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation", PROXY_CONTAINER, "enable-core-dump", "grpc-bootstrap-init"))
 PROXY_UID = 1337
 
 PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
