@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from meshlint.findings import Finding
+from meshlint.findings import Finding, Severity
 from meshlint.rule import Rule
 
 _COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed")
@@ -20,10 +20,20 @@ class Summary:
     skipped_documents: int = 0
     skipped_files: int = 0
     assumed_meshed: int = 0
+    # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
+    baselined: int | None = None
+    stale_baseline: list[dict[str, str]] = field(default_factory=list)  # baseline entries no finding matched
+    outside_diff: int | None = None
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def count(self, findings: list[Finding]) -> None:
+        """Findings by severity, counted afresh (after the run, and after the gate drops some)."""
+        self.by_severity = {"error": 0, "warning": 0, "info": 0}
+        for finding in findings:
+            self.by_severity[str(finding.severity)] += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -34,7 +44,18 @@ class Summary:
             "skipped_documents": self.skipped_documents,
             "skipped_files": self.skipped_files,
             "assumed_meshed": self.assumed_meshed,
+            "baselined": self.baselined or 0,
+            "stale_baseline": list(self.stale_baseline),
+            "outside_diff": self.outside_diff or 0,
         }
+
+
+class Skipped(NamedTuple):
+    """An input that was not checked, and why; `note` says it for people."""
+
+    path: str
+    reason: str
+    note: str
 
 
 @dataclass(eq=False, repr=False)
@@ -42,13 +63,19 @@ class Report:
     findings: list[Finding]
     summary: Summary
     rules: list[Rule]
-    notes: list[str]  # for stderr: skipped Helm templates, unreadable files found in a walk
+    notes: list[str]  # for stderr: unreadable directories and links found in a walk, unknown rules in suppressions
+    skipped: list[Skipped] = field(default_factory=list)  # inputs passed over (a Helm template, an unreadable file)
+    files: list[str] = field(default_factory=list)  # every input read, as findings name it
+    root: str = "."  # the repository root (meshlint.fingerprint)
+    fail_on: Severity | None = Severity.WARNING  # None: never
 
 
 @dataclass(eq=False, repr=False)
 class FileResult:
     """What checking one file gives; results of many files merge in file order."""
 
+    path: str
     findings: list[Finding] = field(default_factory=list)
     summary: Summary = field(default_factory=Summary)
     notes: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)

@@ -10,10 +10,11 @@ from functools import partial
 
 from meshlint.config import Config, ConfigError
 from meshlint.engine import parallel
-from meshlint.engine.results import FileResult, Report, Summary
+from meshlint.engine.results import FileResult, Report, Skipped, Summary
 from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding, Issue, Severity
+from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
 from meshlint.model.kinds import MESH_CONTEXT_KINDS, WORKLOAD_KINDS
@@ -21,8 +22,8 @@ from meshlint.model.prefilter import might_hold_context
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import Rule, RuleContext
 from meshlint.source import inputs
-from meshlint.source.loader import decode, document_chunks, load_chunks, load_file
-from meshlint.suppressions import annotation_suppresses, comment_suppresses
+from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
+from meshlint.suppressions import annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 
 @dataclass(eq=False, repr=False)
@@ -34,6 +35,9 @@ class Plan:
     rules: list[Rule]
     contexts: dict[str, RuleContext]
     severities: dict[str, Severity | None]
+    root: str  # the repository root that fingerprints are relative to
+    known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
+    report_unused: bool  # list suppression entries that silenced nothing
 
 
 def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1) -> Report:
@@ -55,6 +59,9 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
         rules=active,
         contexts={rule.code: RuleContext(mesh=mesh, options=options[rule.code]) for rule in active},
         severities={rule.code: severity_for(rule, config) for rule in active},
+        root=repository_root(config.path),
+        known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
+        report_unused=config.report_unused_suppressions,
     )
     check = partial(_check_file, plan)
     results: Iterable[FileResult]
@@ -65,15 +72,16 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     else:
         results = map(check, collected.files)
 
-    summary, findings = Summary(), []
+    report = Report([], Summary(), active, notes, root=plan.root, fail_on=config.fail_on)
     for result in results:
-        summary.add(result.summary)
-        findings.extend(result.findings)
-        notes.extend(result.notes)
-    findings.sort(key=_order)
-    for finding in findings:
-        summary.by_severity[str(finding.severity)] += 1
-    return Report(findings, summary, active, notes)
+        report.summary.add(result.summary)
+        report.findings.extend(result.findings)
+        report.notes.extend(result.notes)
+        report.skipped.extend(result.skipped)
+        report.files.append(result.path)
+    report.findings.sort(key=_order)
+    report.summary.count(report.findings)
+    return report
 
 
 def _mesh_context(files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str]) -> MeshContext:
@@ -113,17 +121,18 @@ def _context_resources(files: list[str], stdin: bytes | None, config: Config, me
 
 
 def _check_file(plan: Plan, path: str) -> FileResult:
-    result = FileResult()
+    result = FileResult(inputs.display_name(path))
     try:
         loaded = load_file(path, data=plan.stdin if path == inputs.STDIN else None)
     except OSError as err:
-        result.notes.append(f"{path}: {err.strerror or err}; skipped")
+        reason = err.strerror or str(err)
+        result.skipped.append(Skipped(result.path, reason, f"{path}: {reason}; skipped"))
         return result
     summary = result.summary
     summary.files = 1
     if loaded.skipped:
         summary.skipped_files += 1
-        result.notes.append(f"{loaded.path}: skipped: {loaded.skipped}")
+        result.skipped.append(Skipped(loaded.path, loaded.skipped, f"{loaded.path}: skipped: {loaded.skipped}"))
     resources: list[ResourceSubjects] = []
     for document in loaded.documents:
         found = list(resources_of(document))
@@ -137,16 +146,35 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     summary.resources = len(resources)
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.injection.sidecar and v.injection.assumed)
     lines = loaded.lines
+    findings: list[Finding] = []
+    used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
     for rule in plan.rules:
         context = plan.contexts[rule.code]
         for subject, about, pods in subjects(rule, loaded, resources):
             for issue in rule.check(subject, context):
-                if annotation_suppresses(about, pods, rule) or comment_suppresses(lines, issue.position.line, rule):
+                suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
+                if suppression is not None:
                     summary.suppressed += 1
+                    used.add((suppression.position, suppression.entry_for(rule)))
                     continue
                 source = lines[issue.position.line - 1] if 1 <= issue.position.line <= len(lines) else None
-                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, source))
+                findings.append(_finding(rule, issue, plan.severities[rule.code], about, source))
+    result.findings = fingerprinted(findings, plan.root)
+    result.notes.extend(_suppression_notes(plan, loaded, resources, used))
     return result
+
+
+def _suppression_notes(plan: Plan, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]) -> Iterator[str]:
+    """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
+    nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
+    pods = [(item.resource, [view.template for view in item.views]) for item in resources]
+    for suppression in suppressions_in(loaded.path, loaded.lines, pods):
+        where = f"{suppression.position.path}:{suppression.position.line}"
+        for entry in sorted(suppression.entries):
+            if entry.upper() not in plan.known:
+                yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
+            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in plan.rules):
+                yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
 
 
 def _order(finding: Finding) -> tuple[str, int, int, str]:
@@ -157,10 +185,11 @@ def _order(finding: Finding) -> tuple[str, int, int, str]:
 
 def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None) -> Finding:
     severity = configured or issue.severity or rule.severity
+    position = issue.position
     return Finding(
-        path=issue.position.path,
-        line=issue.position.line,
-        column=issue.position.column,
+        path=position.path,
+        line=position.line,
+        column=position.column,
         code=rule.code,
         name=rule.name,
         severity=severity,
@@ -168,4 +197,6 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         help=sys.intern(issue.help),  # most help texts repeat; one copy each
         resource=resource.identity if resource is not None else None,
         source=source,
+        related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
+        node_path=resource.root.path_to(position) if resource is not None else "",
     )

@@ -30,6 +30,13 @@ def summary_line(summary: Summary) -> str:
         f"{summary.skipped_documents + summary.skipped_files} skipped",
         f"{summary.assumed_meshed} assumed meshed",
     ]
+    if summary.baselined is not None:
+        parts.append(f"{summary.baselined} baselined")
+    if summary.stale_baseline:
+        stale = len(summary.stale_baseline)
+        parts.append(f"{stale} stale baseline entr{'y' if stale == 1 else 'ies'}")
+    if summary.outside_diff is not None:
+        parts.append(f"{summary.outside_diff} outside the diff")
     return ", ".join(parts)
 
 
