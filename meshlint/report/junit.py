@@ -22,7 +22,7 @@ def render(report: Report, *, color: bool = False) -> str:
         groups.setdefault(f.path, OrderedDict()).setdefault((subject, f.code, f.name), []).append(f)
     skipped = {s.path: s.reason for s in report.skipped}
     cases, failures = [], 0
-    for path in list(dict.fromkeys(report.files + list(groups))):
+    for path in sorted(set(report.files) | set(groups)):  # in path order, as findings are
         classname = quoteattr(path)
         if path in skipped:
             cases.append(f'    <testcase classname={classname} name="skipped">\n      <skipped message={quoteattr(skipped[path])}/>\n    </testcase>')
