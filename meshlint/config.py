@@ -145,9 +145,8 @@ def parse_fail_on(text: str) -> Severity | None:
 
 
 def _selectors(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = value.split(",")
-    return tuple(v.strip() for v in value if v.strip())
+    parts = value.split(",") if isinstance(value, str) else [part for item in value for part in item.split(",")]
+    return tuple(part.strip() for part in parts if part.strip())
 
 
 def _build(raw: dict[str, Any], path: str) -> Config:
