@@ -41,3 +41,13 @@ def test_wheel_builds_installs_and_runs(tmp_path):
     assert (ran.returncode, len(ran.stdout.splitlines()), ran.stderr) == (1, 7, "")
     rules = subprocess.run([str(script), "rules"], env=env, capture_output=True, text=True, check=True)
     assert len(rules.stdout.splitlines()) == 20  # the built-in rules come through the wheel's entry point
+
+
+def test_readme_installs_only_from_this_repository():
+    """No release tag, registry entry or hosted repository that may not exist."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install . && meshlint check examples/" in readme
+    assert not re.search(r"git\+https?://|pip install meshlint\b|meshlint@v\d|rev: v\d", readme)
+    assert "repo: local" in readme and "uses: ./" in readme
