@@ -271,10 +271,13 @@ def check(
         _writable(write_baseline, "baseline")
 
     # Everything that can fail on a bad option fails before the run.
-    from meshlint.engine import baseline
-
     baseline_file = baseline_path or config.baseline
-    entries = baseline.read(baseline_file) if baseline_file and not write_baseline else None
+    entries = None
+    if baseline_file or write_baseline:
+        from meshlint.engine import baseline  # only runs with a baseline load it
+
+        if baseline_file and not write_baseline:
+            entries = baseline.read(baseline_file)
     changed = None
     if diff_base:
         from meshlint.engine import changes

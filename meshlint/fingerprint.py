@@ -14,7 +14,6 @@ finding, or a reworded message, leave it unchanged.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from functools import lru_cache
@@ -57,6 +56,8 @@ def _relative(cwd: str, path: str, root: str) -> str:
 
 def fingerprint(path: str, resource: ResourceId | None, code: str, node_path: str, occurrence: int) -> str:
     """The one fingerprint function; `path` is repository-relative."""
+    import hashlib  # loads OpenSSL: only runs with findings pay for it (a clean pre-commit run does not)
+
     kind, name, namespace = resource if resource is not None else ("", "", "")
     key = "\x00".join((SCHEME, path, kind, namespace, name, code, node_path, str(occurrence)))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
