@@ -177,3 +177,23 @@ def test_check_help_documents_the_pairing():
     text = invoke("check", "--help").stdout
     assert "each --output FILE writes the report of the\n  --format just before it" in text
     assert "meshlint check . --format sarif --output meshlint.sarif --format text" in text
+
+
+def test_sarif_with_a_baseline_and_a_diff_is_still_valid(repo):
+    invoke("check", "examples", "--write-baseline", "b.json")
+    (repo / "examples" / "apps" / "web.yaml").write_text((repo / "examples" / "jobs" / "nightly-report.yaml").read_text().replace("nightly-report", "weekly-report"))
+    log = json.loads(invoke("check", "examples", "--baseline", "b.json", "--format", "sarif").stdout)
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text()))
+    run = log["runs"][0]
+    assert [(r["ruleId"], r["baselineState"]) for r in run["results"]] == [("ML101", "new"), ("ML201", "new")]
+    assert run["properties"] == {"baselined": 7, "staleBaseline": [], "outsideDiff": 0}
+
+
+@pytest.mark.parametrize("flag", [["--fail-on", "never"], ["--exit-zero"]])
+def test_advisory_mode_reports_and_exits_0(repo, flag):
+    result = invoke("check", "examples", *flag)
+    assert result.exit_code == 0 and "7 findings (4 error, 3 warning, 0 info)" in result.stdout
+    (repo / ".meshlint.yaml").write_text("fail-on: never\n")
+    assert invoke("check", "examples").exit_code == 0
+    assert invoke("check", "examples", "--fail-on", "error").exit_code == 1  # the command line wins
+    assert invoke("check", "missing").exit_code == 2  # a tool error still is one
