@@ -198,5 +198,5 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         resource=resource.identity if resource is not None else None,
         source=source,
         related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
-        node_path=resource.root.path_to(position) if resource is not None else "",
+        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
     )
