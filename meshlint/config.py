@@ -27,9 +27,12 @@ class Config:
     base: str = "."
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
     severity: dict[str, Severity] = field(default_factory=dict)
-    fail_on: Severity = Severity.WARNING
+    fail_on: Severity | None = Severity.WARNING  # None: never fail on findings
     format: str = "text"
+    baseline: str | None = None  # relative to the working directory (a config's is made so)
     exclude: tuple[str, ...] = ()
     kubernetes_version: str | None = None
     istio_version: str | None = None
@@ -40,6 +43,7 @@ class Config:
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     fail_on_skipped: bool = False
     stdin_filename: str | None = None
+    report_unused_suppressions: bool = False
 
 
 def find_config(start: str = ".") -> str | None:
@@ -138,10 +142,13 @@ def _expectation(error: jsonschema.ValidationError) -> str:
     return str(error.message)
 
 
+def parse_fail_on(text: str) -> Severity | None:
+    return None if text == "never" else Severity.parse(text)
+
+
 def _selectors(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = value.split(",")
-    return tuple(v.strip() for v in value if v.strip())
+    parts = value.split(",") if isinstance(value, str) else [part for item in value for part in item.split(",")]
+    return tuple(part.strip() for part in parts if part.strip())
 
 
 def _build(raw: dict[str, Any], path: str) -> Config:
@@ -151,9 +158,13 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     if "select" in raw:
         config.select = _selectors(raw["select"])
     config.ignore = _selectors(raw.get("ignore", ()))
+    config.extend_select = _selectors(raw.get("extend-select", ()))
+    config.extend_ignore = _selectors(raw.get("extend-ignore", ()))
     config.severity = {k: Severity.parse(v) for k, v in raw.get("severity", {}).items()}
-    config.fail_on = Severity.parse(raw.get("fail-on", "warning"))
+    config.fail_on = parse_fail_on(raw.get("fail-on", "warning"))
     config.format = raw.get("format", "text")
+    if "baseline" in raw:
+        config.baseline = os.path.relpath(os.path.join(base, raw["baseline"]))
     config.exclude = tuple(raw.get("exclude", ()))
     config.kubernetes_version = raw.get("kubernetes-version")
     config.istio_version = raw.get("istio-version")

@@ -49,9 +49,12 @@ class Issue(NamedTuple):
     message: str
     help: str
     severity: Severity | None = None  # None: the rule's configured severity
+    related: tuple[Position, ...] = ()  # the origins the message cites (a mesh-wide drain, a Service)
 
 
 class Finding(NamedTuple):
+    """A reported finding. Sorted by path, line, column and code; equal only when every field is."""
+
     path: str
     line: int
     column: int
@@ -63,6 +66,9 @@ class Finding(NamedTuple):
     resource: ResourceId | None = None
     source: str | None = None  # the line it points at, as written, for reports that show it
     rendered_from: str | None = None  # the file a rendered stream says this object came from
+    related: tuple[Position, ...] = ()  # cited origins other than `position` (SARIF relatedLocations)
+    node_path: str = ""  # where in its resource it points (`spec.template.metadata`); "" for the root
+    fingerprint: str = ""  # stable across line shifts and path spellings (meshlint.fingerprint)
 
     @property
     def position(self) -> Position:

@@ -8,13 +8,24 @@ import json
 import re
 from collections.abc import Sequence
 
+from meshlint import HOMEPAGE
 from meshlint.rule import Rule
 
+RULES_PAGE = f"{HOMEPAGE}/blob/main/docs/rules.md"
 _BOLD, _CYAN, _DIM, _GREEN, _RESET = "\033[1m", "\033[36m", "\033[2m", "\033[32m", "\033[0m"
 
 
 def body(rule: Rule) -> str:
     return inspect.cleandoc(rule.doc).strip()
+
+
+def anchor(rule: Rule) -> str:
+    """The rule's section on the rules page, as GitHub names headings: `ml101-startup-race`."""
+    return f"{rule.code.lower()}-{rule.name}"
+
+
+def url(rule: Rule) -> str:
+    return f"{RULES_PAGE}#{anchor(rule)}"
 
 
 def explain(rule: Rule, color: bool = False) -> str:
@@ -34,7 +45,7 @@ def markdown(rules: Sequence[Rule]) -> str:
         "|---|---|---|---|",
     ]
     for rule in rules:
-        out.append(f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | {rule.name} | {rule.severity} | {_cell(rule.summary)} |")
+        out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {rule.severity} | {_cell(rule.summary)} |")
     for rule in rules:
         lines = body(rule).splitlines()
         out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**.", ""]

@@ -90,3 +90,13 @@ def fixture_run(fixture: Path):
         column = f.column if marker is not None and marker[4] is not None else None
         actual.add((f.path, f.line, f.code, severity, column))
     return expected, actual, report
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` as a test repository's owner, without the user's or the system's config."""
+    import subprocess
+
+    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t",
+               GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout

@@ -1,4 +1,5 @@
-"""The composite GitHub Action: its steps, and its gate script run here the way the runner runs it."""
+"""The composite GitHub Action: its steps, and its shell steps run here the way the runner runs them
+(`bash -e`, inputs as environment variables)."""
 
 from __future__ import annotations
 
@@ -16,46 +17,93 @@ from helpers import ROOT
 ACTION = YAML(typ="safe").load((ROOT / "action.yml").read_text())
 STEPS = {step.get("name", step.get("uses")): step for step in ACTION["runs"]["steps"]}
 RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web, sidecar.istio.io/inject: \"true\"}}\n    spec:\n      containers: [{name: web, image: web}]\n"
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 
 
-def test_action_is_composite_and_uploads_sarif():
+def test_action_is_composite_and_uploads_sarif_without_ever_failing_the_job_for_it():
     assert ACTION["runs"]["using"] == "composite"
     upload = STEPS["Upload SARIF"]
     assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
     assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
     assert "always()" in upload["if"]  # findings fail the check step, and the SARIF is still uploaded
-    assert "--format sarif" in STEPS["Run meshlint"]["run"]
+    assert upload["continue-on-error"] is True  # no code scanning, or a fork's pull request: the gate still decides
+    names = list(STEPS)
+    assert names.index("Upload SARIF") < names.index("Gate on meshlint's exit code")
+    assert ACTION["inputs"]["fail-on"]["default"] == ""  # the config's fail-on, unless given
+
+
+def test_one_meshlint_run_makes_every_report():
+    script = STEPS["Run meshlint"]["run"]
+    commands = [line for line in script.splitlines() if line.strip().startswith("meshlint ")]
+    assert len(commands) == 1
+    assert "--format sarif --output \"$MESHLINT_SARIF\" --format github" in commands[0]
 
 
 def run_step(name, env, cwd):
     step = STEPS[name]
     full = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     full.update(env)
-    return subprocess.run(["bash", "-c", step["run"]], cwd=cwd, env=full, capture_output=True, text=True, check=False)
+    # As the runner runs a `shell: bash` step.
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd, env=full, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def lint_step(tmp_path, paths, fail_on="", args="--istio-version 1.26", sarif="out.sarif"):
+    output = tmp_path / "github_output"
+    output.write_text("")
+    env = {"MESHLINT_PATHS": paths, "MESHLINT_FAIL_ON": fail_on, "MESHLINT_ARGS": args, "MESHLINT_SARIF": sarif, "GITHUB_OUTPUT": str(output)}
+    checked = run_step("Run meshlint", env, tmp_path)
+    assert checked.returncode == 0, checked.stderr  # the step records the code; the gate step fails the job
+    return checked, output.read_text()
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    for folder in ("manifests", "platform"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "manifests" / "web.yaml").write_text(RACE)
+    (tmp_path / "platform" / "api.yaml").write_text(RACE.replace("name: web}", "name: api}"))
+    return tmp_path
+
+
 @pytest.mark.parametrize(
     "paths, fail_on, code",
-    [("manifests", "warning", 1), ("manifests", "error", 0), ("missing", "warning", 2)],
+    [("manifests", "warning", 1), ("manifests", "error", 0), ("missing", "warning", 2), ("manifests", "never", 0)],
 )
-def test_gate_passes_meshlints_exit_code_through(tmp_path, paths, fail_on, code):
-    (tmp_path / "manifests").mkdir()
-    (tmp_path / "manifests" / "web.yaml").write_text(RACE)
-    output = tmp_path / "github_output"
-    env = {
-        "MESHLINT_PATHS": paths,
-        "MESHLINT_FAIL_ON": fail_on,
-        "MESHLINT_ARGS": "--istio-version 1.26",
-        "MESHLINT_SARIF": "out.sarif",
-        "GITHUB_OUTPUT": str(output),
-    }
-    checked = run_step("Run meshlint", env, tmp_path)
-    assert checked.returncode == 0  # the step records the code; the gate step fails the job
-    assert output.read_text() == f"exit-code={code}\n"
+def test_gate_passes_meshlints_exit_code_through(workspace, paths, fail_on, code):
+    checked, output = lint_step(workspace, paths, fail_on)
+    assert output == f"exit-code={code}\n"
     if code != 2:
-        sarif = json.loads((tmp_path / "out.sarif").read_text())
+        sarif = json.loads((workspace / "out.sarif").read_text())
         assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["ML101"]
         assert checked.stdout.startswith("::warning file=manifests/web.yaml,line=6,col=5,title=ML101 startup-race::")
-    gate = run_step("Gate on meshlint's exit code", {"MESHLINT_EXIT": str(code)}, tmp_path)
+    gate = run_step("Gate on meshlint's exit code", {"MESHLINT_EXIT": str(code)}, workspace)
     assert gate.returncode == code
+
+
+def test_multi_line_paths_are_all_linted(workspace):
+    checked, output = lint_step(workspace, "manifests/\nplatform\n\n", "warning", args="--istio-version 1.26\n--kubernetes-version 1.30\n")
+    assert output == "exit-code=1\n"
+    annotated = [line.split(",")[0] for line in checked.stdout.splitlines()]
+    assert annotated == ["::warning file=manifests/web.yaml", "::warning file=platform/api.yaml"]
+    results = json.loads((workspace / "out.sarif").read_text())["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == ["manifests/web.yaml", "platform/api.yaml"]
+
+
+def test_fail_on_comes_from_the_config_unless_given(workspace):
+    (workspace / ".meshlint.yaml").write_text("fail-on: error\n")
+    _, output = lint_step(workspace, "manifests")
+    assert output == "exit-code=0\n"
+    _, output = lint_step(workspace, "manifests", fail_on="warning")
+    assert output == "exit-code=1\n"
+
+
+def test_sarif_into_a_new_directory_and_paths_are_never_globbed(workspace):
+    (workspace / "*.yaml").write_text(RACE)  # a file literally named `*.yaml`
+    checked, output = lint_step(workspace, "*.yaml", "warning", sarif="reports/meshlint.sarif")
+    assert output == "exit-code=1\n"
+    assert checked.stdout.startswith("::warning file=*.yaml,")
+    assert (workspace / "reports" / "meshlint.sarif").exists()
+
+
+def test_the_gate_fails_when_the_check_step_left_no_exit_code(workspace):
+    assert run_step("Gate on meshlint's exit code", {"MESHLINT_EXIT": ""}, workspace).returncode == 2

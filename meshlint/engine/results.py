@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from meshlint.findings import Finding
+from meshlint.findings import Finding, Severity
 from meshlint.rule import Rule
 
 
@@ -30,11 +30,21 @@ class Summary:
     assumed_meshed: int = 0
     not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
     skipped_inputs: list[SkippedInput] = field(default_factory=list)
+    # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
+    baselined: int | None = None
+    stale_baseline: list[dict[str, str]] = field(default_factory=list)  # baseline entries no finding matched
+    outside_diff: int | None = None
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped_inputs.extend(other.skipped_inputs)
+
+    def count(self, findings: list[Finding]) -> None:
+        """Findings by severity, counted afresh (after the run, and after the gate drops some)."""
+        self.by_severity = {"error": 0, "warning": 0, "info": 0}
+        for finding in findings:
+            self.by_severity[str(finding.severity)] += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +57,9 @@ class Summary:
             "assumed_meshed": self.assumed_meshed,
             "not_checked": self.not_checked,
             "skipped_inputs": [{"path": s.path, "reason": s.reason} for s in self.skipped_inputs],
+            "baselined": self.baselined or 0,
+            "stale_baseline": list(self.stale_baseline),
+            "outside_diff": self.outside_diff or 0,
         }
 
 
@@ -55,13 +68,17 @@ class Report:
     findings: list[Finding]
     summary: Summary
     rules: list[Rule]
-    notes: list[str]  # for stderr: skipped Helm templates, unreadable files found in a walk
+    notes: list[str]  # for stderr: skipped inputs, unreadable files found in a walk, unknown rules in suppressions
+    files: list[str] = field(default_factory=list)  # every input read, as findings name it
+    root: str = "."  # the repository root (meshlint.fingerprint)
+    fail_on: Severity | None = Severity.WARNING  # None: never
 
 
 @dataclass(eq=False, repr=False)
 class FileResult:
     """What checking one file gives; results of many files merge in file order."""
 
+    path: str
     findings: list[Finding] = field(default_factory=list)
     summary: Summary = field(default_factory=Summary)
     notes: list[str] = field(default_factory=list)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -13,7 +13,8 @@ from meshlint.engine import parallel
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding, Issue, Severity
+from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
 from meshlint.mesh.setting import Setting
@@ -25,7 +26,7 @@ from meshlint.rule import FILE, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
 from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
-from meshlint.suppressions import annotation_suppresses, comment_suppresses
+from meshlint.suppressions import annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 
 @dataclass(eq=False, repr=False)
@@ -39,6 +40,9 @@ class Plan:
     rules: list[Rule]
     contexts: dict[str, RuleContext]
     severities: dict[str, Severity | None]
+    root: str  # the repository root that fingerprints are relative to
+    known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
+    report_unused: bool  # list suppression entries that silenced nothing
 
 
 def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1) -> Report:
@@ -64,6 +68,9 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
         rules=active,
         contexts={rule.code: RuleContext(mesh=mesh, options=options[rule.code]) for rule in active},
         severities={rule.code: severity_for(rule, config) for rule in active},
+        root=repository_root(config.path),
+        known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
+        report_unused=config.report_unused_suppressions,
     )
     check = partial(_check_file, plan)
     results: Iterable[FileResult]
@@ -74,15 +81,17 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     else:
         results = map(check, collected.files)
 
-    summary, findings = Summary(), []
-    for result in [*(_check_context_file(plan, loaded) for loaded in broken), *results]:
-        summary.add(result.summary)
-        findings.extend(result.findings)
-        notes.extend(result.notes)
-    findings.sort(key=_order)
-    for finding in findings:
-        summary.by_severity[str(finding.severity)] += 1
-    return Report(findings, summary, active, notes)
+    report = Report([], Summary(), active, notes, root=plan.root, fail_on=config.fail_on)
+    for loaded in broken:  # mesh context files: not inputs, so not among report.files
+        report.findings.extend(_check_context_file(plan, loaded).findings)
+    for result in results:
+        report.summary.add(result.summary)
+        report.findings.extend(result.findings)
+        report.notes.extend(result.notes)
+        report.files.append(result.path)
+    report.findings.sort(key=_order)
+    report.summary.count(report.findings)
+    return report
 
 
 def _mesh_context(
@@ -154,14 +163,16 @@ def _source(resource: Resource) -> MeshSource | None:
 def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
     """A mesh context file is read, not checked, unless it is also an input; but a context file that
     does not parse (or whose data.mesh / data.values does not) is never dropped in silence."""
-    result = FileResult()
+    result = FileResult(loaded.path)
+    findings = []
     for rule in plan.rules:
         if FILE not in rule.scopes:
             continue
         items = [ResourceSubjects(r, plan.mesh) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, plan.contexts[rule.code]):
-                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+                findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+    result.findings = fingerprinted(findings, plan.root)
     return result
 
 
@@ -170,7 +181,7 @@ def _source_line(lines: list[str], line: int) -> str | None:
 
 
 def _check_file(plan: Plan, path: str) -> FileResult:
-    result = FileResult()
+    result = FileResult(inputs.display_name(path))
     try:
         if path == inputs.STDIN:
             loaded = load_file(path, plan.stdin_name, plan.stdin)
@@ -184,7 +195,6 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     if loaded.skipped:
         summary.skipped_files += 1
         summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
-        result.notes.append(f"{loaded.path}: skipped: {loaded.skipped}")
     resources: list[ResourceSubjects] = []
     fragment = path != inputs.STDIN and os.path.realpath(path) in plan.fragments
     for document in loaded.documents if not fragment else ():
@@ -202,15 +212,34 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
     summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
     lines = loaded.lines
+    findings: list[Finding] = []
+    used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
     for rule in plan.rules:
         context = plan.contexts[rule.code]
         for subject, about, pods in subjects(rule, loaded, resources):
             for issue in rule.check(subject, context):
-                if annotation_suppresses(about, pods, rule) or comment_suppresses(lines, issue.position.line, rule):
+                suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
+                if suppression is not None:
                     summary.suppressed += 1
+                    used.add((suppression.position, suppression.entry_for(rule)))
                     continue
-                result.findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(lines, issue.position.line)))
+                findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(lines, issue.position.line)))
+    result.findings = fingerprinted(findings, plan.root)
+    result.notes.extend(_suppression_notes(plan, loaded, resources, used))
     return result
+
+
+def _suppression_notes(plan: Plan, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]) -> Iterator[str]:
+    """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
+    nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
+    pods = [(item.resource, [view.template for view in item.views]) for item in resources]
+    for suppression in suppressions_in(loaded.path, loaded.lines, pods):
+        where = f"{suppression.position.path}:{suppression.position.line}"
+        for entry in sorted(suppression.entries):
+            if entry.upper() not in plan.known:
+                yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
+            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in plan.rules):
+                yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
 
 
 def _order(finding: Finding) -> tuple[str, int, int, str]:
@@ -221,10 +250,11 @@ def _order(finding: Finding) -> tuple[str, int, int, str]:
 
 def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None) -> Finding:
     severity = configured or issue.severity or rule.severity
+    position = issue.position
     return Finding(
-        path=issue.position.path,
-        line=issue.position.line,
-        column=issue.position.column,
+        path=position.path,
+        line=position.line,
+        column=position.column,
         code=rule.code,
         name=rule.name,
         severity=severity,
@@ -233,4 +263,6 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         resource=resource.identity if resource is not None else None,
         source=source,
         rendered_from=resource.rendered_from if resource is not None else None,
+        related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
+        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
     )

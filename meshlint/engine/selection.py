@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from meshlint.config import Config, ConfigError
@@ -10,25 +11,29 @@ from meshlint.findings import Severity
 from meshlint.rule import Rule
 from meshlint.schemas import fits
 
+_PREFIX = re.compile(r"[A-Z]+[0-9]*")
+
 
 def selects(rule: Rule, selector: str) -> bool:
-    if selector in (rule.code, rule.name):
+    """A code, a code prefix (`ML1`), a rule name or `ALL`, in any case."""
+    wanted = selector.strip().upper()
+    if wanted in ("ALL", rule.code, rule.name.upper()):
         return True
-    return bool(selector) and selector[0].isalpha() and selector.isupper() and rule.code.startswith(selector)
+    return _PREFIX.fullmatch(wanted) is not None and rule.code.startswith(wanted)
 
 
 def active_rules(rules: list[Rule], config: Config) -> list[Rule]:
+    """(`select`, default all, plus `extend-select`) minus (`ignore` plus `extend-ignore`)."""
     _check_rule_keys(rules, config)
-    for selector in (config.select or ()) + config.ignore:
+    ignore = config.ignore + config.extend_ignore
+    for selector in (config.select or ()) + config.extend_select + ignore:
         if not any(selects(r, selector) for r in rules):
             raise ConfigError(f"unknown rule selector {selector!r}: not a rule code, code prefix or rule name")
     chosen = []
     for rule in rules:
-        if config.select is not None and not any(selects(rule, s) for s in config.select):
-            continue
-        if any(selects(rule, s) for s in config.ignore):
-            continue
-        chosen.append(rule)
+        selected = config.select is None or any(selects(rule, s) for s in config.select + config.extend_select)
+        if selected and not any(selects(rule, s) for s in ignore):
+            chosen.append(rule)
     return chosen
 
 

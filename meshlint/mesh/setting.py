@@ -40,3 +40,8 @@ class Setting(Generic[T]):
     @classmethod
     def of(cls, node: Node, value: Any = None, local: bool = False) -> Setting[Any]:
         return cls(node.value if value is None else value, node.pos, local=local)
+
+
+def origins(*settings: Setting[Any] | None) -> tuple[Position, ...]:
+    """Where the given settings were written (the defaults have no place), for `Issue(related=...)`."""
+    return tuple(s.origin for s in settings if s is not None and s.origin is not None)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 
 
 def chunks(fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> Iterator[str]:

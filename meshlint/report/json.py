@@ -27,6 +27,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "resource": (
             {"kind": f.resource.kind, "name": f.resource.name, "namespace": f.resource.namespace} if f.resource else None
         ),
+        "related": [{"path": p.path, "line": p.line, "column": p.column} for p in f.related],
+        "fingerprint": f.fingerprint,
         **({"source": f.rendered_from} if f.rendered_from else {}),
     }
 

@@ -1,4 +1,8 @@
-"""JUnit XML for CI dashboards: one test case per resource and rule that fired."""
+"""JUnit XML for CI dashboards (Jenkins, GitLab): each checked file is a class. A file with findings
+has one test case per resource and rule that fired, a failure when one of its findings is at or above
+`--fail-on` and a passing case with the findings as output otherwise; a clean file is one passing
+case, so a clean run is not an empty suite; a skipped file is a skipped case. Only the attributes of
+the Jenkins JUnit schema are written (tests/schemas/junit-10.xsd)."""
 
 from __future__ import annotations
 
@@ -12,23 +16,45 @@ if TYPE_CHECKING:
 
 
 def render(report: Report, *, color: bool = False) -> str:
-    cases: OrderedDict[tuple[str, str, str, str], list[Finding]] = OrderedDict()
+    groups: dict[str, OrderedDict[tuple[str, str, str], list[Finding]]] = {}
     for f in report.findings:
         subject = str(f.resource) if f.resource else f.path
-        cases.setdefault((f.path, subject, f.code, f.name), []).append(f)
-    failures = sum(1 for group in cases.values() if any(str(f.severity) != "info" for f in group))
-    out = ['<?xml version="1.0" encoding="UTF-8"?>']
-    out.append(f'<testsuites name="meshlint" tests="{len(cases)}" failures="{failures}">')
-    out.append(f'  <testsuite name="meshlint" tests="{len(cases)}" failures="{failures}" errors="0">')
-    for (path, subject, code, name), group in cases.items():
-        out.append(f"    <testcase classname={quoteattr(path)} name={quoteattr(f'{subject} {code} {name}')} file={quoteattr(path)} line=\"{group[0].line}\">")
-        body = "\n".join(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group)
-        tag = "failure" if any(str(f.severity) != "info" for f in group) else "system-out"
-        if tag == "failure":
-            out.append(f"      <failure message={quoteattr(group[0].message)} type={quoteattr(str(group[0].severity))}>{escape(body)}</failure>")
-        else:
-            out.append(f"      <system-out>{escape(body)}</system-out>")
-        out.append("    </testcase>")
-    out.append("  </testsuite>")
-    out.append("</testsuites>")
+        groups.setdefault(f.path, OrderedDict()).setdefault((subject, f.code, f.name), []).append(f)
+    skipped = {s.path: s.reason for s in report.summary.skipped_inputs}
+    cases, failures = [], 0
+    for path in sorted(set(report.files) | set(groups)):  # in path order, as findings are
+        classname = quoteattr(path)
+        if path in skipped:
+            cases.append(f'    <testcase classname={classname} name="skipped">\n      <skipped message={quoteattr(skipped[path])}/>\n    </testcase>')
+        elif path not in groups:
+            cases.append(f'    <testcase classname={classname} name="no findings"/>')
+        for (subject, code, name), group in groups.get(path, {}).items():
+            body = escape("\n".join(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group))
+            failing = report.fail_on is not None and any(f.severity >= report.fail_on for f in group)
+            failures += failing
+            if failing:
+                first = group[0]
+                inner = f"<failure message={quoteattr(first.message)} type={quoteattr(str(first.severity))}>{body}</failure>"
+            else:
+                inner = f"<system-out>{body}</system-out>"
+            cases.append(f"    <testcase classname={classname} name={quoteattr(f'{subject} {code} {name}')}>\n      {inner}\n    </testcase>")
+    counts = f'tests="{len(cases)}" failures="{failures}" errors="0"'
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', f'<testsuites name="meshlint" {counts}>']
+    out.append(f'  <testsuite name="meshlint" {counts} skipped="{len(skipped)}">')
+    out.extend(_properties(report))
+    out.extend(cases)
+    out += ["  </testsuite>", "</testsuites>"]
     return "\n".join(out) + "\n"
+
+
+def _properties(report: Report) -> list[str]:
+    summary = report.summary
+    values = []
+    if summary.baselined is not None:
+        values.append(("baselined", str(summary.baselined)))
+        values += [("stale-baseline", " ".join(e.get(k, "") for k in ("code", "path", "resource", "at"))) for e in summary.stale_baseline]
+    if summary.outside_diff is not None:
+        values.append(("outside-diff", str(summary.outside_diff)))
+    if not values:
+        return []
+    return ["    <properties>", *(f"      <property name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in values), "    </properties>"]

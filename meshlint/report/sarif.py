@@ -1,44 +1,70 @@
-"""SARIF 2.1.0 for code scanning; every rule is described, fingerprints are stable across runs."""
+"""SARIF 2.1.0 for code scanning.
+
+Paths are relative to `%SRCROOT%`, the repository root (meshlint.fingerprint), which
+`originalUriBaseIds` names; fingerprints come from meshlint.fingerprint, so alerts survive lines
+added above them and any spelling of the paths. Each rule links its section of docs/rules.md and
+carries tags; ML4xx rules are security rules with a `security-severity`. A finding's cited origins (a
+mesh-wide drain, a Service) are its related locations; skipped inputs are tool notifications.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
-from meshlint import __version__
+from meshlint import HOMEPAGE, __version__
+from meshlint.fingerprint import repo_path
+from meshlint.ruledocs import url
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
-    from meshlint.findings import Finding
+    from meshlint.findings import Position
+    from meshlint.rule import Rule
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+SRCROOT = "%SRCROOT%"
+FINGERPRINT = "meshlintFinding/v2"  # v1 hashed the message; v2 is meshlint.fingerprint (SCHEME meshlint/v2)
+_FAMILY = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security"}
+
+# GitHub ranks security alerts by `security-severity` (CVSS-like, 0-10: 9+ critical, 7+ high, 4+ medium,
+# else low). Interception off (ML403) removes mTLS and AuthorizationPolicy from all of a pod's traffic:
+# high. An inbound bypass (ML401) lets any client reach the excluded ports in plaintext, past
+# AuthorizationPolicy: high, a little lower because only some ports. An outbound bypass (ML402) leaks
+# identity and plaintext to some destinations, which a STRICT peer refuses: medium. A malformed
+# interception annotation (ML404) makes the injector refuse the pod, so nothing runs exposed: low.
+SECURITY_SEVERITY = {"ML401": "7.5", "ML402": "5.5", "ML403": "8.0", "ML404": "3.0"}
 
 
-def _fingerprint(f: Finding) -> str:
-    resource = str(f.resource) if f.resource else ""
-    key = "\x00".join((f.code, f.path, resource, f.message))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+def rule_descriptor(rule: Rule) -> dict[str, Any]:
+    family = _FAMILY.get(rule.code[:3])
+    security = rule.code in SECURITY_SEVERITY or family == "security"
+    tags = ["kubernetes", "istio", "security" if security else "reliability"] + ([family] if family and family != "security" else [])
+    properties: dict[str, Any] = {"tags": tags}
+    if security:
+        properties["security-severity"] = SECURITY_SEVERITY.get(rule.code, "5.0")
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.section("Why is this bad?") or rule.summary},
+        "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
+        "helpUri": url(rule),
+        "defaultConfiguration": {"level": _LEVEL[str(rule.severity)]},
+        "properties": properties,
+    }
 
 
 def render(report: Report, *, color: bool = False) -> str:
-    rules = report.rules
-    index = {rule.code: i for i, rule in enumerate(rules)}
+    root = report.root
+    index = {rule.code: i for i, rule in enumerate(report.rules)}
     driver = {
         "name": "meshlint",
         "version": __version__,
-        "informationUri": "https://github.com/meshlint/meshlint",
-        "rules": [
-            {
-                "id": rule.code,
-                "name": rule.name,
-                "shortDescription": {"text": rule.summary},
-                "fullDescription": {"text": rule.section("Why is this bad?") or rule.summary},
-                "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
-                "defaultConfiguration": {"level": _LEVEL[str(rule.severity)]},
-            }
-            for rule in rules
-        ],
+        "informationUri": HOMEPAGE,
+        "rules": [rule_descriptor(rule) for rule in report.rules],
     }
     results = []
     for f in report.findings:
@@ -46,22 +72,58 @@ def render(report: Report, *, color: bool = False) -> str:
             "ruleId": f.code,
             "level": _LEVEL[str(f.severity)],
             "message": {"text": f"{f.message}\nhelp: {f.help}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                        "region": {"startLine": f.line, "startColumn": f.column},
-                    }
-                }
-            ],
-            "partialFingerprints": {"meshlintFinding/v1": _fingerprint(f)},
+            "locations": [{"physicalLocation": _physical(f.position, root)}],
+            "partialFingerprints": {FINGERPRINT: f.fingerprint},
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]
+        related = [
+            {"id": n, "physicalLocation": _physical(p, root), "message": {"text": "cited in the message"}}
+            for n, p in enumerate(f.related, start=1)
+        ]
+        if f.rendered_from:  # the file a rendered stream says the object came from (no line to name)
+            related.append(
+                {"id": len(related) + 1, "physicalLocation": {"artifactLocation": {"uri": f.rendered_from}}, "message": {"text": "rendered from"}}
+            )
+        if related:
+            result["relatedLocations"] = related
+        if report.summary.baselined is not None:
+            result["baselineState"] = "new"  # the baselined ones are left out
         results.append(result)
-    log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}],
+    notifications: list[dict[str, Any]] = [
+        {"level": "warning", "message": {"text": f"skipped: {s.reason}"}, "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.path, root)}}]}
+        for s in report.summary.skipped_inputs
+    ] + [{"level": "note", "message": {"text": note}} for note in report.notes]
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
     }
+    summary = report.summary
+    if summary.baselined is not None or summary.outside_diff is not None:
+        run["properties"] = {
+            "baselined": summary.baselined or 0,
+            "staleBaseline": summary.stale_baseline,
+            "outsideDiff": summary.outside_diff or 0,
+        }
+    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
+
+
+def _artifact(path: str, root: str) -> dict[str, str]:
+    """Relative to %SRCROOT% when the file is inside the repository, else an absolute file URI."""
+    relative = repo_path(path, root)
+    if relative.startswith("../") or relative == "..":
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+
+
+def _physical(position: Position, root: str) -> dict[str, Any]:
+    return {"artifactLocation": _artifact(position.path, root), "region": {"startLine": position.line, "startColumn": position.column}}
+
+
+def _directory_uri(path: str) -> str:
+    uri = Path(path).as_uri()
+    return uri if uri.endswith("/") else uri + "/"

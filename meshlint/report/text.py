@@ -35,6 +35,13 @@ def summary_line(summary: Summary) -> str:
             f"{summary.not_checked} not checked (nothing shows they are meshed and the run has no sign of Istio; "
             "mesh.default-injection: enabled checks them)"
         )
+    if summary.baselined is not None:
+        parts.append(f"{summary.baselined} baselined")
+    if summary.stale_baseline:
+        stale = len(summary.stale_baseline)
+        parts.append(f"{stale} stale baseline entr{'y' if stale == 1 else 'ies'}")
+    if summary.outside_diff is not None:
+        parts.append(f"{summary.outside_diff} outside the diff")
     return ", ".join(parts)
 
 

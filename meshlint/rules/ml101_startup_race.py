@@ -70,6 +70,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import VERSIONS_UNKNOWN, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -125,6 +126,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         message,
         f"{HOLD_HELP}, {native_hint(workload)}",
         Severity.ERROR if evidence else None,
+        related=origins(workload.hold),
     )
 
 

@@ -59,6 +59,7 @@ import re
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -84,6 +85,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             off.origin if on_pod and off.origin is not None else workload.template.fix_position,
             f"Istio injects a native sidecar here without its startup probe ({off.note}, {off.where}); the app can start before the proxy is ready",
             "remove status.sidecar.istio.io/port: \"0\" / set global.proxy.startupProbe.enabled: true",
+            related=origins(off),
         )
 
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
@@ -65,7 +66,7 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
     lifecycle, hold = subject.hold_override, subject.pod_hold
     if lifecycle is None or hold is None or hold.value is not True or not subject.classic_sidecar or hold.origin is None:
         return
-    yield Issue(hold.origin, f"holdApplicationUntilProxyStarts has no effect: Helm global.proxy.lifecycle ({lifecycle.where}) replaces the hold hook", HELP)
+    yield Issue(hold.origin, f"holdApplicationUntilProxyStarts has no effect: Helm global.proxy.lifecycle ({lifecycle.where}) replaces the hold hook", HELP, related=origins(lifecycle))
 
 
 def _mesh_config(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
@@ -75,6 +76,7 @@ def _mesh_config(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
             node.key_pos or node.pos,
             f"global.proxy.lifecycle replaces the postStart hook that holdApplicationUntilProxyStarts ({hold.where}) relies on; the hold does nothing",
             HELP,
+            related=origins(hold),
         )
 
 

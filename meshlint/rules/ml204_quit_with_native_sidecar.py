@@ -57,6 +57,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -71,6 +72,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             call.position,
             f"container {call.container.name!r} quits the proxy (`{call.command}`), but the sidecar is native ({workload.native.cited}): Kubernetes stops it by itself and restarts it if it quits early",
             "remove the quit call",
+            related=origins(workload.native),
         )
 
 

@@ -67,6 +67,7 @@ from collections.abc import Iterator
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.durations import format_seconds
 from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -93,6 +94,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{format_seconds(drain.value - grace.value)} and the connections still open are reset",
         f"set terminationGracePeriodSeconds above {format_seconds(drain.value)} plus the app's own shutdown time, "
         f"or lower {name} below the grace period",
+        related=origins(drain, grace, exit_on_zero),
     )
 
 

@@ -70,6 +70,7 @@ from collections.abc import Iterator
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.durations import format_seconds
 from meshlint.mesh.istio import PROXY_CONTAINER
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -104,6 +105,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             "during shutdown fail",
             f'{raise_drain}; or set proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"; '
             "or use native sidecars, which Kubernetes stops after the app",
+            related=origins(drain),
         )
 
 

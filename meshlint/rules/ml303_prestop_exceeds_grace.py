@@ -64,6 +64,7 @@ import math
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -90,6 +91,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             "replace the endless sleep with a bounded one, shorter than the grace period"
             if math.isinf(sleep.seconds)
             else f"set terminationGracePeriodSeconds above {sleep.text} plus the app's shutdown time, or shorten the sleep",
+            related=origins(grace),
         )
 
 

@@ -64,9 +64,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Position, Severity
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.istio import ALWAYS_EXCLUDED_INBOUND
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -118,7 +119,15 @@ def _issue(workload: WorkloadView, setting: Interception, ports: list[int], what
         f"{what}: {LOSES}{tail}",
         help_text,
         Severity.ERROR if reasons else None,
+        related=_cited(workload, setting, ports),
     )
+
+
+def _cited(workload: WorkloadView, setting: Interception, ports: list[int]) -> tuple[Position, ...]:
+    """The origins the message cites: the knob, the STRICT PeerAuthentications, the Services."""
+    modes = [m for m in (workload.mtls_mode(port) for port in ports) if m.value == "STRICT"]
+    services = [s for port in ports for s in workload.service_targets.get(port, ())]
+    return origins(setting.setting, *modes, *services)
 
 
 def _declared_ports(workload: WorkloadView) -> list[int]:

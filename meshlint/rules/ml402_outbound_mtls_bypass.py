@@ -73,6 +73,7 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.interception import covers_everything
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -105,7 +106,12 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             help_text = f"remove the exclusion; to reach the service before the proxy is ready, use {fix}"
         else:
             tail, help_text = "", "remove the exclusion"
-        yield Issue(workload.point_at(ports.setting), f"outbound {noun} {listed} {verb} istio-proxy, excluded by {ports.source}: {LOSES}{tail}", help_text)
+        yield Issue(
+            workload.point_at(ports.setting),
+            f"outbound {noun} {listed} {verb} istio-proxy, excluded by {ports.source}: {LOSES}{tail}",
+            help_text,
+            related=origins(ports.setting),
+        )
     ranges = knobs["excludeOutboundIPRanges"]
     if ranges.parsed.problem is None and ranges.parsed.items:
         everything = [c for c in ranges.parsed.items if covers_everything(c)]
@@ -115,6 +121,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             f"{what} bypasses istio-proxy, excluded by {ranges.source}: {LOSES}",
             "remove the exclusion, or narrow it to addresses outside the mesh (a cloud metadata endpoint, say)",
             Severity.ERROR if everything else None,
+            related=origins(ranges.setting),
         )
     include = knobs["includeOutboundIPRanges"]
     if include.parsed.problem is None and not include.parsed.everything:
@@ -124,6 +131,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
                 f"all outbound traffic bypasses istio-proxy, which captures none with {include.source}: {LOSES}",
                 'set includeOutboundIPRanges to "*" (the default) or remove it',
                 Severity.ERROR,
+                related=origins(include.setting),
             )
         elif not any(covers_everything(c) for c in include.parsed.items):
             yield Issue(
@@ -131,6 +139,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
                 f"outbound traffic to addresses outside {', '.join(include.parsed.items)} bypasses istio-proxy, "
                 f"which captures only what {include.source} lists: {LOSES}",
                 'set includeOutboundIPRanges to "*" (the default), and exclude only destinations outside the mesh',
+                related=origins(include.setting),
             )
 
 

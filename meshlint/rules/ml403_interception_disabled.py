@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -65,6 +66,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"interception mode is NONE ({mode.note or 'interceptionMode'}, {mode.where}): istio-proxy captures no traffic, "
         "so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy",
         "remove the setting (REDIRECT is the default), or use TPROXY to keep client source addresses",
+        related=origins(mode),
     )
 
 

@@ -153,6 +153,44 @@ class Node:
             return "true" if value else "false"
         return str(value)
 
+    def path_to(self, position: Position) -> str:
+        """The dotted path, below this node, of what stands at `position`: the deepest key or value
+        that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
+        List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
+        the path names the same node when lines move or siblings are added. "" for this node itself.
+        Each container is visited once, so an aliased one costs what it costs once."""
+        if position.path != self.table.path:
+            return ""
+        target = (position.line, position.column)
+        maps, seqs = self.table.maps, self.table.seqs
+        best: tuple[tuple[int, int], int, str] = ((0, 0), -1, "")
+        seen: set[int] = set()
+        stack: list[tuple[Any, str, int]] = [(self.value, "", 0)]
+        while stack:
+            value, path, depth = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            children: list[tuple[str, Any, tuple[tuple[int, int], ...]]] = []
+            if isinstance(value, dict):
+                entries = maps.get(id(value), {})
+                for key, child in value.items():
+                    entry = entries.get(key)
+                    starts: tuple[tuple[int, int], ...] = ((entry[0], entry[1]), (entry[2], entry[3])) if entry is not None else ()
+                    children.append((f"{path}.{key}" if path else str(key), child, starts))
+            elif isinstance(value, list):
+                items = seqs.get(id(value), [])
+                for n, child in enumerate(value):
+                    starts = ((items[n][0], items[n][1]),) if n < len(items) else ()
+                    children.append((f"{path}[{_item_label(child, n)}]", child, starts))
+            for child_path, _, starts in children:
+                for start in starts:
+                    if start <= target and (start, depth + 1) > best[:2]:
+                        best = (start, depth + 1, child_path)
+            # In document order, so a shared (aliased) container is named where its anchor stands.
+            stack.extend((child, child_path, depth + 1) for child_path, child, _ in reversed(children) if isinstance(child, (dict, list)))
+        return best[2]
+
     # --- places inside a string value --------------------------------------------------------------
 
     def placer(self) -> Placer:
@@ -179,3 +217,9 @@ class Node:
         column = offset - (text.rfind("\n", 0, offset) + 1)
         file_line, file_column = self.placer()(line, column)
         return Position(self.pos.path, file_line, file_column)
+
+
+def _item_label(item: Any, index: int) -> str:
+    """A list item's name in a path: its `name` (containers, ports, env), else its index."""
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) and name else str(index)

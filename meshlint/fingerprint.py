@@ -1,0 +1,77 @@
+"""Where a finding is, independently of how the run was started: paths relative to the repository
+root, and the fingerprint that SARIF, the GitLab report and the baseline all use.
+
+The root is the git top-level, found upward from the working directory (a `.git` directory, or the
+`.git` file of a worktree or submodule); without one, the config file's directory; without a config,
+the working directory. So `examples`, `./examples`, an absolute path and `../examples` run from a
+subdirectory name one file the same way.
+
+A fingerprint hashes the repository-relative path, the resource's kind, namespace and name, the rule
+code, the finding's place in its resource (`spec.template.metadata`) and an occurrence number for
+findings that share all of those; never the line, the column or the message, so lines added above a
+finding, or a reworded message, leave it unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import lru_cache
+
+from meshlint.findings import Finding, ResourceId
+
+# Changes when what is hashed changes; SARIF names its fingerprint after it.
+SCHEME = "meshlint/v2"
+
+
+def repository_root(config_path: str | None = None, start: str = ".") -> str:
+    directory = os.path.realpath(start)
+    candidate = directory
+    while True:
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            break
+        candidate = parent
+    if config_path is not None:
+        return os.path.dirname(os.path.realpath(config_path))
+    return directory
+
+
+def repo_path(path: str, root: str) -> str:
+    """`path` (as given, relative to the working directory, or absolute) relative to `root`, with
+    `/` separators. Directories are resolved (a symlinked /tmp), the file's own name is not."""
+    if path.startswith("<"):  # <stdin>
+        return path
+    return _relative(os.getcwd(), path, root)
+
+
+@lru_cache(maxsize=4096)
+def _relative(cwd: str, path: str, root: str) -> str:
+    absolute = os.path.join(cwd, path)
+    resolved = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+    return os.path.relpath(resolved, root).replace(os.sep, "/")
+
+
+def fingerprint(path: str, resource: ResourceId | None, code: str, node_path: str, occurrence: int) -> str:
+    """The one fingerprint function; `path` is repository-relative."""
+    import hashlib  # loads OpenSSL: only runs with findings pay for it (a clean pre-commit run does not)
+
+    kind, name, namespace = resource if resource is not None else ("", "", "")
+    key = "\x00".join((SCHEME, path, kind, namespace, name, code, node_path, str(occurrence)))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def fingerprinted(findings: Iterable[Finding], root: str) -> list[Finding]:
+    """One file's findings, sorted, each with its fingerprint. Findings that share every input are
+    numbered in that order (by line, then as the rules found them), which lines added above keep."""
+    ordered = sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code))
+    seen: dict[tuple[str, ResourceId | None, str, str], int] = {}
+    result = []
+    for f in ordered:
+        key = (repo_path(f.path, root), f.resource, f.code, f.node_path)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        result.append(f._replace(fingerprint=fingerprint(*key, occurrence)))
+    return result

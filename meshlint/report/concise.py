@@ -1,0 +1,19 @@
+"""One line a finding, `path:line:col: severity CODE name: message`, and nothing else: for grep, editors'
+quickfix lists and `wc -l`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meshlint.engine.results import Report
+
+
+def chunks(report: Report) -> Iterator[str]:
+    for f in report.findings:
+        yield f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code} {f.name}: {f.message}\n"
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    return "".join(chunks(report))

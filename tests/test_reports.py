@@ -1,0 +1,199 @@
+"""The CI formats validated against their consumers' schemas: SARIF (OASIS), GitLab Code Quality,
+JUnit (Jenkins' XSD); the concise format; several reports from one run."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from helpers import ROOT
+from meshlint.cli import main
+from meshlint.ruledocs import RULES_PAGE
+
+SCHEMAS = ROOT / "tests" / "schemas"
+HELM = "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n{{ include \"labels\" . | indent 4 }}\n"
+CLEAN = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  ports: [{port: 80}]\n"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / "examples" / "chart.yaml").write_text(HELM)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_sarif_is_valid_with_uri_base_help_uri_tags_security_severity_related_locations_and_notifications(repo):
+    log = json.loads(invoke("check", "examples", "--format", "sarif").stdout)
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text()))
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
+
+    headings = {line[3:] for line in (ROOT / "docs" / "rules.md").read_text().splitlines() if line.startswith("## ")}
+    anchors = {h.lower().replace(" ", "-") for h in headings}  # GitHub's heading anchors
+    for rule in run["tool"]["driver"]["rules"]:
+        page, _, anchor = rule["helpUri"].partition("#")
+        assert page == RULES_PAGE and anchor == f"{rule['id'].lower()}-{rule['name']}" and anchor in anchors
+        tags = rule["properties"]["tags"]
+        if rule["id"].startswith("ML4"):
+            assert "security" in tags and 0 < float(rule["properties"]["security-severity"]) <= 10
+        else:
+            assert "security" not in tags and "security-severity" not in rule["properties"]
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    assert by_rule["ML301"]["relatedLocations"] == [
+        {
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "examples/platform/istio-operator.yaml", "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": 14, "startColumn": 33},
+            },
+            "message": {"text": "cited in the message"},
+        }
+    ]
+    assert "relatedLocations" not in by_rule["ML004"]
+    assert run["invocations"] == [
+        {
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [
+                {
+                    "level": "warning",
+                    "message": {"text": "skipped: Helm template syntax ({{ ... }}); render it first: helm template ... | meshlint check -"},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": "examples/chart.yaml", "uriBaseId": "%SRCROOT%"}}}],
+                }
+            ],
+        }
+    ]
+
+
+def test_gitlab_report_has_code_quality_fields(repo):
+    result = invoke("check", "examples", "--format", "gitlab")
+    assert result.exit_code == 1
+    issues = json.loads(result.stdout)
+    jsonschema.validate(issues, json.loads((SCHEMAS / "gitlab-codequality.schema.json").read_text()))
+    assert len({i["fingerprint"] for i in issues}) == len(issues) == 7  # GitLab shows one issue per fingerprint
+    ml301 = next(i for i in issues if i["check_name"] == "ML301")
+    assert ml301["location"] == {"path": "examples/apps/checkout.yaml", "lines": {"begin": 21}}
+    assert (ml301["severity"], ml301["categories"]) == ("major", ["Bug Risk"])
+    assert ml301["description"].startswith("ML301 drain-exceeds-grace: terminationDrainDuration 30s")
+    ml402 = next(i for i in issues if i["check_name"] == "ML402")
+    assert (ml402["severity"], ml402["categories"]) == ("major", ["Security"])  # a security warning ranks higher
+    assert json.loads(invoke("check", "examples/platform/namespaces.yaml", "--format", "gitlab").stdout) == []
+
+
+def junit(*args):
+    from xmlschema import XMLSchema
+
+    result = invoke("check", *args, "--format", "junit")
+    XMLSchema(str(SCHEMAS / "junit-10.xsd")).validate(result.stdout)
+    return result, ElementTree.fromstring(result.stdout)
+
+
+def cases(tree):
+    return [(c.get("classname"), c.get("name"), [child.tag for child in c]) for c in tree.iter("testcase")]
+
+
+def test_junit_is_valid_for_jenkins_with_a_case_per_clean_file_and_failures_only_at_fail_on(repo):
+    result, tree = junit("examples", "--fail-on", "error")
+    assert result.exit_code == 1
+    assert cases(tree) == [
+        ("examples/apps/checkout.yaml", "Deployment shop/checkout ML301 drain-exceeds-grace", ["failure"]),
+        ("examples/apps/orders-api.yaml", "Deployment shop/orders-api ML101 startup-race", ["failure"]),
+        ("examples/apps/orders-api.yaml", "Deployment shop/orders-api ML402 outbound-mtls-bypass", ["system-out"]),  # a warning
+        ("examples/apps/orders-api.yaml", "Deployment shop/orders-api ML102 init-container-network", ["system-out"]),
+        ("examples/chart.yaml", "skipped", ["skipped"]),
+        ("examples/jobs/nightly-report.yaml", "CronJob batch/nightly-report ML101 startup-race", ["failure"]),
+        ("examples/jobs/nightly-report.yaml", "CronJob batch/nightly-report ML201 job-never-completes", ["failure"]),
+        ("examples/platform/istio-operator.yaml", "IstioOperator istio-system/control-plane ML004 ignored-mesh-config-field", ["system-out"]),
+        ("examples/platform/namespaces.yaml", "no findings", []),
+    ]
+    suite = tree.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("9", "4", "0", "1")
+
+
+def test_a_clean_junit_run_is_not_an_empty_suite_and_never_fails_with_fail_on_never(repo):
+    Path("clean.yaml").write_text(CLEAN)
+    result, tree = junit("clean.yaml")
+    assert (result.exit_code, cases(tree)) == (0, [("clean.yaml", "no findings", [])])
+    result, tree = junit("examples", "--fail-on", "never")
+    assert result.exit_code == 0 and tree.find("testsuite").get("failures") == "0"
+
+
+def test_junit_properties_carry_the_baseline(repo):
+    invoke("check", "examples", "--write-baseline", "b.json")
+    _, tree = junit("examples", "--baseline", "b.json")
+    assert [(p.get("name"), p.get("value")) for p in tree.iter("property")] == [("baselined", "7")]
+
+
+def test_concise_is_one_line_a_finding(repo):
+    result = invoke("check", "examples", "--format", "concise")
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1 and len(lines) == 7
+    assert lines[0].startswith("examples/apps/checkout.yaml:21:38: error ML301 drain-exceeds-grace: terminationDrainDuration 30s")
+    assert all(re.match(r"^examples/\S+:\d+:\d+: (error|warning|info) ML\d{3} [a-z-]+: ", line) for line in lines)
+
+
+def test_several_reports_from_one_run(repo):
+    result = invoke("check", "examples", "--format", "sarif", "--output", "meshlint.sarif", "--format", "text")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("examples/apps/checkout.yaml:21:38: error ML301")
+    assert len(json.loads(Path("meshlint.sarif").read_text())["runs"][0]["results"]) == 7
+    # The --output goes with the --format before it, whatever comes after.
+    result = invoke("check", "examples", "--format", "text", "--format=gitlab", "-o", "gl.json", "--format", "junit", "-ojunit.xml")
+    assert result.stdout.startswith("examples/apps/checkout.yaml:21:38:")
+    assert len(json.loads(Path("gl.json").read_text())) == 7 and Path("junit.xml").read_text().startswith("<?xml")
+    # An --output before any --format goes with the first one; with no --format, with the default.
+    result = invoke("check", "examples", "-o", "first.json", "--format", "json", "--format", "concise")
+    assert json.loads(Path("first.json").read_text())["version"] == 1 and len(result.stdout.splitlines()) == 7
+    assert invoke("check", "examples", "-o", "plain.txt").stdout == ""
+    assert Path("plain.txt").read_text().startswith("examples/apps/checkout.yaml:21:38: error ML301")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--format", "json", "--format", "text"], "only one report can go to stdout (--format json and --format text); give the others an --output"),
+        (["--format", "json", "-o", "a", "-o", "b"], "--format json has two --output files; give each report its own --format"),
+        (["-o", "a", "-o", "b"], "more --output files than --format options; each --output follows its --format"),
+        (["--format", "json", "-o", "a", "--format", "sarif", "-o", "a"], "two reports name the same --output file"),
+    ],
+)
+def test_report_pairing_errors_are_usage_errors(repo, args, message):
+    result = invoke("check", "examples", *args)
+    assert result.exit_code == 2 and f"Error: {message}" in result.stderr
+
+
+def test_check_help_documents_the_pairing():
+    text = invoke("check", "--help").stdout
+    assert "each --output FILE writes the report of the\n  --format just before it" in text
+    assert "meshlint check . --format sarif --output meshlint.sarif --format text" in text
+
+
+def test_sarif_with_a_baseline_and_a_diff_is_still_valid(repo):
+    invoke("check", "examples", "--write-baseline", "b.json")
+    (repo / "examples" / "apps" / "web.yaml").write_text((repo / "examples" / "jobs" / "nightly-report.yaml").read_text().replace("nightly-report", "weekly-report"))
+    log = json.loads(invoke("check", "examples", "--baseline", "b.json", "--format", "sarif").stdout)
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text()))
+    run = log["runs"][0]
+    assert [(r["ruleId"], r["baselineState"]) for r in run["results"]] == [("ML101", "new"), ("ML201", "new")]
+    assert run["properties"] == {"baselined": 7, "staleBaseline": [], "outsideDiff": 0}
+
+
+@pytest.mark.parametrize("flag", [["--fail-on", "never"], ["--exit-zero"]])
+def test_advisory_mode_reports_and_exits_0(repo, flag):
+    result = invoke("check", "examples", *flag)
+    assert result.exit_code == 0 and "7 findings (4 error, 3 warning, 0 info)" in result.stdout
+    (repo / ".meshlint.yaml").write_text("fail-on: never\n")
+    assert invoke("check", "examples").exit_code == 0
+    assert invoke("check", "examples", "--fail-on", "error").exit_code == 1  # the command line wins
+    assert invoke("check", "missing").exit_code == 2  # a tool error still is one

@@ -1,0 +1,96 @@
+"""Selectors in any case, ALL, extend-select/extend-ignore; unknown and unused suppressions."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import RULES, config_from
+from meshlint.cli import main
+from meshlint.engine.selection import active_rules
+
+RACE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels: {app: web, sidecar.istio.io/inject: "true"}
+    spec:
+      terminationGracePeriodSeconds: 4
+      containers:
+        - name: web
+          image: web:1
+          lifecycle: {preStop: {sleep: {seconds: 10}}}
+"""
+
+
+def codes(settings):
+    return [r.code for r in active_rules(RULES, config_from(settings))]
+
+
+@pytest.mark.parametrize(
+    "settings, expected",
+    [
+        ({"select": ["ml10"]}, ["ML101", "ML102", "ML103", "ML104", "ML105"]),
+        ({"select": "ML1", "ignore": ["Startup-Race", "ml102,ML103"]}, ["ML104", "ML105"]),
+        ({"select": ["all"], "ignore": ["ML0", "ML1", "ML2", "ml3"]}, ["ML401", "ML402", "ML403", "ML404"]),
+        ({"select": ["ML0"], "extend-select": ["ml101", "job-never-completes"]}, ["ML001", "ML002", "ML003", "ML004", "ML101", "ML201"]),
+        ({"ignore": ["ML1", "ML2", "ML3", "ML4"], "extend-ignore": ["ML00"]}, []),
+        ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML0"], "extend-select": ["ML101"]}, []),  # ignore wins
+    ],
+)
+def test_selectors_in_config(settings, expected):
+    assert codes(settings) == expected
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "web.yaml").write_text(RACE)
+    return tmp_path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def found(result):
+    return sorted({line.split()[2] for line in result.stdout.splitlines() if line.startswith("web.yaml:")})
+
+
+def test_selectors_on_the_command_line(project):
+    (project / ".meshlint.yaml").write_text("select: [ML1]\nignore: [ML101]\nextend-ignore: [ML102]\n")
+    assert found(invoke("check", "web.yaml", "--format", "concise")) == []
+    assert found(invoke("check", "web.yaml", "--format", "concise", "--ignore", "ML102")) == ["ML101"]  # --ignore replaces
+    assert found(invoke("check", "web.yaml", "--format", "concise", "--extend-select", "ml3")) == ["ML301", "ML302", "ML303"]
+    assert found(invoke("check", "web.yaml", "--format", "concise", "--select", "ALL", "--extend-ignore", "ML3")) == []
+    result = invoke("check", "web.yaml", "--extend-select", "ML9")
+    assert (result.exit_code, result.stderr) == (2, "meshlint: error: unknown rule selector 'ML9': not a rule code, code prefix or rule name\n")
+
+
+def test_suppressions_in_any_case_and_unknown_entries_are_noted(project):
+    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-RACE,ML9O1 -- typo in the code\n    metadata:\n      labels")
+    text = text.replace("  name: web\n", "  name: web\n  annotations: {meshlint.io/ignore: 'ml303, prestop-too-long'}\n")
+    (project / "web.yaml").write_text(text)
+    result = invoke("check", "web.yaml", "--select", "ML101,ML303")
+    assert result.exit_code == 0
+    assert result.stdout.endswith(" 2 suppressed, 0 skipped, 0 assumed meshed\n")
+    assert result.stderr == (
+        "meshlint: web.yaml:8: unknown rule 'ML9O1' in comment; `meshlint rules` lists codes and names\n"
+        "meshlint: web.yaml:5: unknown rule 'prestop-too-long' in meshlint.io/ignore annotation; `meshlint rules` lists codes and names\n"
+    )
+    assert invoke("check", "web.yaml", "-q", "--select", "ML101,ML303").stderr == ""
+
+
+def test_report_unused_suppressions(project):
+    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=ML101,ML102,ML401 -- all three?\n    metadata:\n      labels")
+    text = text.replace("      terminationGracePeriodSeconds: 4\n", "      # meshlint: disable=ML303\n      terminationGracePeriodSeconds: 4\n")
+    (project / "web.yaml").write_text(text)
+    assert invoke("check", "web.yaml", "--ignore", "ML303").stderr == ""  # only when asked
+    result = invoke("check", "web.yaml", "--report-unused-suppressions", "--ignore", "ML102")
+    assert result.stderr == (
+        "meshlint: web.yaml:7: unused suppression: 'ML401' in comment silenced no finding\n"
+        "meshlint: web.yaml:11: unused suppression: 'ML303' in comment silenced no finding\n"  # ML303 points at the preStop sleep
+    )
