@@ -5,7 +5,8 @@ A rule checks subjects of one or more scopes:
 - `file`: the loaded file (`LoadedFile`: its syntax problems);
 - `resource`: a resource as written (`Resource`);
 - `workload`: a workload's view against the mesh context (`WorkloadView`);
-- `mesh-config`: what a mesh-config resource says (`MeshSource`: IstioOperator, Helm values, ConfigMaps).
+- `mesh-config`: what a mesh-config resource says (`MeshSource`: IstioOperator, Helm values, ConfigMaps);
+- `run`: the run as a whole (`MeshRun`: mesh-wide sources that disagree), once, after every file.
 
 A rule with several scopes sees each resource once, as the most specific subject it takes: a
 workload's view before its resource, a mesh source before its resource. `kinds` limits the resources.
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 
 CODE_PATTERN = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-FILE, RESOURCE, WORKLOAD, MESH_CONFIG = "file", "resource", "workload", "mesh-config"
-SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG)
+FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN = "file", "resource", "workload", "mesh-config", "run"
+SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
 Subject = TypeVar("Subject")
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]

@@ -193,7 +193,7 @@ PA = "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {{na
 def test_peer_authentication_scopes(policies, port, mode):
     texts = [PA.format(ns=ns, spec=spec) for ns, spec in policies]
     mesh, _ = context(*texts)
-    assert mesh.mtls_mode("apps", {"app": "web"}, port).value == mode
+    assert mesh.mtls_mode("apps", {"app": "web"}, port)[0].value == mode
 
 
 NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n  labels: {labels}\n  annotations: {annotations}\n"

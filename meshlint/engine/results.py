@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from meshlint.findings import Finding, Severity
+from meshlint.mesh.scope import Conflict
 from meshlint.rule import Rule
 
 
@@ -82,3 +83,5 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     summary: Summary = field(default_factory=Summary)
     notes: list[str] = field(default_factory=list)
+    # Mesh-wide sources that disagree where this file's workloads are, with how many workloads met each.
+    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = field(default_factory=dict)

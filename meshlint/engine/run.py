@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from meshlint.config import Config, ConfigError
 from meshlint.engine import parallel
@@ -17,12 +18,13 @@ from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.mesh.scope import Conflict, MeshRun, conflict_key
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import FILE, Rule, RuleContext
+from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
 from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
@@ -84,11 +86,15 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     report = Report([], Summary(), active, notes, root=plan.root, fail_on=config.fail_on)
     for loaded in broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
+    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
     for result in results:
         report.summary.add(result.summary)
         report.findings.extend(result.findings)
         report.notes.extend(result.notes)
         report.files.append(result.path)
+        for key, (conflict, count) in result.conflicts.items():
+            conflicts[key] = (conflict, conflicts[key][1] + count if key in conflicts else count)
+    report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.summary.count(report.findings)
     return report
@@ -142,7 +148,7 @@ def _read_context(mesh: MeshContext, path: str, text: str) -> None:
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or sign:
+                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or sign:
                     mesh.add(resource)
 
 
@@ -174,6 +180,27 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
                 findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
     result.findings = fingerprinted(findings, plan.root)
     return result
+
+
+def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
+    """Rules about the run as a whole, once every file is checked; their findings land in the mesh-wide
+    sources, which may be files of any process or mesh.context files, so their lines are read here."""
+    findings: list[Finding] = []
+    lines: dict[str, list[str]] = {}
+    for rule in plan.rules:
+        if RUN not in rule.scopes:
+            continue
+        for issue in rule.check(subject, plan.contexts[rule.code]):
+            path = issue.position.path
+            if path not in lines:
+                try:
+                    lines[path] = decode(inputs.read(path))[0].splitlines() if path != plan.stdin_name else []
+                except OSError:
+                    lines[path] = []
+            if comment_suppression(lines[path], issue.position, rule) is not None:
+                continue
+            findings.append(_finding(rule, issue, plan.severities[rule.code], None, _source_line(lines[path], issue.position.line)))
+    return fingerprinted(findings, plan.root)
 
 
 def _source_line(lines: list[str], line: int) -> str | None:
@@ -211,6 +238,11 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     summary.resources = len(resources)
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
     summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
+    for view in (v for r in resources for v in r.views):
+        for conflict in view.conflicts:
+            key = conflict_key(conflict)
+            met = result.conflicts.get(key)
+            result.conflicts[key] = (conflict, (met[1] if met else 0) + 1)
     lines = loaded.lines
     findings: list[Finding] = []
     used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding

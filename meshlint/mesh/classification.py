@@ -18,6 +18,7 @@ from meshlint.mesh.istio import AUTO_IMAGE, GATEWAY_TEMPLATES_ANNOTATION, PROXY_
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.setting import Setting
 from meshlint.model.pod import PodTemplate
+from meshlint.source.document import Node
 
 ISTIO_SIDECAR = "istio-sidecar"
 ISTIO_GATEWAY = "istio-gateway"
@@ -40,10 +41,16 @@ class Classification(NamedTuple):
     assumed: bool = False
     unchecked: bool = False
     also_linkerd: linkerd.LinkerdDecision | None = None
+    revision: str = ""  # the Istio revision that injects it ("" the default)
+    unknown_revision: Node | None = None  # an istio.io/rev that names no revision of the run
 
 
 def classify(
-    template: PodTemplate, namespace: Namespace | None, options: MeshOptions, istio_in_use: Setting[str] | None
+    template: PodTemplate,
+    namespace: Namespace | None,
+    options: MeshOptions,
+    istio_in_use: Setting[str] | None,
+    revision_of: injection.RevisionOf = lambda name: name,
 ) -> Classification:
     gateway = _gateway(template)
     if gateway is not None:
@@ -54,10 +61,10 @@ def classify(
     linkerd_proxy = linkerd.injected_proxy(template)
     if linkerd_proxy is not None:
         return Classification(LINKERD, f"the manifest already holds an injected {linkerd.PROXY_CONTAINER} container (line {linkerd_proxy.position.line})", linkerd_proxy.position)
-    istio = injection.decide(template, namespace, options)
+    istio = injection.decide(template, namespace, options, revision_of)
     links = linkerd.decide(template, namespace.annotations if namespace else None, namespace.labels if namespace else None)
     if istio.injects:
-        return Classification(ISTIO_SIDECAR, istio.reason, istio.origin, also_linkerd=links if links.injects else None)
+        return Classification(ISTIO_SIDECAR, istio.reason, istio.origin, also_linkerd=links if links.injects else None, revision=istio.revision)
     if links.injects:
         return Classification(LINKERD, links.reason, links.origin)
     if istio.ambient:
@@ -65,7 +72,7 @@ def classify(
     if links.decided:  # a Linkerd setting on the pod or namespace said no: that is the telling reason
         return Classification(NOT_MESHED, links.reason, links.origin)
     if istio.injects is False:
-        return Classification(NOT_MESHED, istio.reason, istio.origin)
+        return Classification(NOT_MESHED, istio.reason, istio.origin, unknown_revision=istio.unknown_revision)
     return _by_default(istio.reason, options, istio_in_use)
 
 

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
     ISTIO_API_SUFFIX,
@@ -24,6 +23,7 @@ from meshlint.mesh.istio import (
     is_pod_key,
 )
 from meshlint.mesh.options import MeshOptions
+from meshlint.mesh.scope import Claim, Conflict, Place, resolve
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
@@ -32,6 +32,11 @@ from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
 HOLD = "holdApplicationUntilProxyStarts"
+TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
+INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
+# What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
+NAMESPACE_MESH_LABELS = frozenset(("istio-injection", "istio.io/rev", "istio.io/dataplane-mode", "config.linkerd.io/admission-webhooks"))
+LINKERD_CONFIG_PREFIXES = ("linkerd.io/", "config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/")
 
 
 class ServiceTargets(NamedTuple):
@@ -48,6 +53,68 @@ class PeerAuthentication(NamedTuple):
     selector: dict[str, str] | None
     mode: Setting[str | None] | None
     port_modes: dict[int, Setting[str | None]]
+    place: Place
+
+    @property
+    def claim(self) -> Claim:
+        """What it says, as one value (mode and port modes), to compare with another policy's."""
+        value = (self.mode.value if self.mode else None, tuple(sorted((p, m.value) for p, m in self.port_modes.items())))
+        origin = self.mode.origin if self.mode else None
+        return Claim(Setting(value, origin), self.place)
+
+
+class RevisionTag(NamedTuple):
+    tag: str
+    revision: str
+    origin: Position
+
+
+class MeshSettings:
+    """The mesh-wide settings that apply at one place, for one revision (wave-2 spec §W2), and the
+    conflicts that left fields there undecided."""
+
+    def __init__(self, resolved: dict[str, Setting[Any]], conflicts: list[Conflict]) -> None:
+        self.conflicts = conflicts
+        self.default_config: dict[str, Setting[Any]] = {}
+        self.default_proxy_metadata: dict[str, Setting[Any]] = {}
+        self.helm_proxy: dict[str, Setting[Any]] = {}
+        for key, setting in resolved.items():
+            if setting.value is None:
+                continue  # a complete MeshConfig that leaves the field to its default
+            group, _, name = key.partition(".")
+            if group == "proxy":
+                self.default_config[name] = setting
+            elif group == "proxyMetadata":
+                self.default_proxy_metadata[name] = setting
+            elif key.startswith("helm.proxy."):
+                self.helm_proxy[key[len("helm.proxy.") :]] = setting
+        self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
+        self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
+        self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
+
+    def helm_value(self, key: str) -> Setting[Any] | None:
+        """A Helm `global.proxy` value that is set (empty values are unset); "true"/"false" strings
+        read as the booleans the template sees."""
+        setting = self.helm_proxy.get(key)
+        if setting is None or setting.value in (None, "", {}, []):
+            return None
+        if isinstance(setting.value, str) and setting.value.lower() in ("true", "false"):
+            return setting.derived(setting.value.lower() == "true")
+        return setting
+
+    @property
+    def proxy_lifecycle(self) -> Setting[Any] | None:
+        """Helm global.proxy.lifecycle when it is set: it replaces the injected hold hook (reference §1.3)."""
+        setting = self.helm_proxy.get("lifecycle")
+        return setting if setting is not None and setting.value else None
+
+    @property
+    def mesh_wide_hold(self) -> Setting[Any] | None:
+        """holdApplicationUntilProxyStarts switched on for the whole mesh (defaultConfig or Helm)."""
+        for setting in (self.default_config.get(HOLD), self.helm_proxy.get(HOLD)):
+            if setting is not None and setting.value is True:
+                return setting
+        return None
 
 
 class MeshContext:
@@ -59,35 +126,60 @@ class MeshContext:
         self.options = options or MeshOptions()
         # The first sign, in path order, that the run is about an Istio mesh (wave-2 spec §W1).
         self.istio_in_use: Setting[str] | None = istio_in_use
-        self.namespaces: dict[str, Namespace] = {}
+        self.claims: dict[tuple[str, str], list[Claim]] = {}  # (revision, field) -> what sources say
+        self.namespaces: dict[str, list[tuple[Namespace, Place]]] = {}
         self.peer_authentications: list[PeerAuthentication] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
-        self.default_config: dict[str, Setting[Any]] = {}
-        self.default_proxy_metadata: dict[str, Setting[Any]] = {}
-        self.helm_proxy: dict[str, Setting[Any]] = {}
-        self.native_env: Setting[str] | None = None
-        self.compatibility_version: Setting[str | None] | None = None
-        self.proxy_variant: Setting[str | None] | None = None  # Helm global.variant (distroless has no shell)
+        self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
+        self.tags: dict[str, RevisionTag] = {}
+        self._settings: dict[tuple[Place, str], MeshSettings] = {}
         for resource in resources:
             self.add(resource)
 
     # --- collecting ------------------------------------------------------------------------------
 
-    def add(self, resource: Resource) -> None:
-        """Take what the mesh context needs from one resource (the resource itself is not kept)."""
+    def add(self, resource: Resource, place: Place | None = None) -> None:
+        """Take what the mesh context needs from one resource (the resource itself is not kept);
+        `place` is where it counts as located (a mesh.context file: beside its config)."""
         self._note_istio(resource)
+        where = place if place is not None else Place.of(resource.path)
         kind = resource.kind
         if kind == "Namespace":
-            self.namespaces[resource.name] = Namespace(resource.name, resource.labels, resource.annotations)
+            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, resource.labels, resource.annotations), where))
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
         elif kind == "PeerAuthentication":
-            self.peer_authentications.append(_peer_authentication(resource))
+            self.peer_authentications.append(_peer_authentication(resource, where))
+        elif kind == "MutatingWebhookConfiguration":
+            self._note_tag(resource)
         elif kind in MESH_CONFIG_KINDS:
             source = mesh_source(resource)
             if source is not None:
-                self._merge(source)
+                self._take(source, where)
+
+    def _take(self, source: MeshSource, place: Place) -> None:
+        if source.revision:
+            self.revisions.setdefault(source.revision, source.resource.root.pos)
+        for tag in source.tags:
+            self.tags.setdefault(tag, RevisionTag(tag, source.revision, source.resource.root.pos))
+        for key, setting in source.claims():
+            self.claims.setdefault((source.revision, key), []).append(Claim(setting, place))
+        self._settings.clear()
+
+    def _note_tag(self, resource: Resource) -> None:
+        """A revision tag's webhook (`istio-revision-tag-<tag>`, label istio.io/rev: <revision>), or a
+        revision's own injector webhook (`istio-sidecar-injector-<revision>`)."""
+        label = resource.labels.get(REV_LABEL)
+        name = resource.name
+        if name.startswith(TAG_WEBHOOK_PREFIX) and label is not None:
+            tag = name[len(TAG_WEBHOOK_PREFIX) :]
+            self.tags.setdefault(tag, RevisionTag(tag, _default(label.text), resource.root.pos))
+        elif name.startswith(INJECTOR_WEBHOOK_PREFIX):
+            # Every object of a revision carries its istio.io/rev label; the name's suffix may be a namespace.
+            revision = _default(label.text) if label is not None else _default(name[len(INJECTOR_WEBHOOK_PREFIX) :])
+            if revision:
+                self.revisions.setdefault(revision, resource.root.pos)
 
     def wants_istio_sign(self, path: str, line: int) -> bool:
         """Could a sign of Istio at this place be the first one? (Signs later in path order change
@@ -105,57 +197,43 @@ class MeshContext:
             return
         self.istio_in_use = sign
 
-    def _merge(self, source: MeshSource) -> None:
-        default_config = source.default_config
-        if default_config is not None:
-            for name, node in proxyconfig.normalized_fields(default_config).items():
-                if name == "proxyMetadata":
-                    for key, value in node.items():
-                        self.default_proxy_metadata[str(key)] = Setting(value.text, value.pos)
-                else:
-                    self.default_config[name] = Setting.of(node)
-        proxy = source.helm_proxy
-        if proxy is not None:
-            for key, node in proxy.items():
-                self.helm_proxy[str(key)] = Setting.of(node)
-            probe_enabled = proxy.path("startupProbe", "enabled")
-            if probe_enabled.exists:
-                self.helm_proxy["startupProbe.enabled"] = Setting.of(probe_enabled)
-        variant = source.helm_values.path("global", "variant") if source.helm_values is not None else None
-        if variant is not None and variant.exists:
-            self.proxy_variant = Setting(variant.text, variant.pos)
-        if NATIVE_ENV in source.env:
-            node = source.env[NATIVE_ENV]
-            self.native_env = Setting((node.text or "").strip().lower(), node.pos)
-        if source.compatibility_version is not None:
-            node = source.compatibility_version
-            self.compatibility_version = Setting(node.text, node.pos)
-
     # --- asked by the workload view and the rules --------------------------------------------------
 
-    def helm_value(self, key: str) -> Setting[Any] | None:
-        """A Helm `global.proxy` value that is set (empty values are unset); "true"/"false" strings
-        read as the booleans the template sees."""
-        setting = self.helm_proxy.get(key)
-        if setting is None or setting.value in (None, "", {}, []):
-            return None
-        if isinstance(setting.value, str) and setting.value.lower() in ("true", "false"):
-            return Setting(setting.value.lower() == "true", setting.origin)
-        return setting
+    def settings_at(self, place: Place, revision: str = "") -> MeshSettings:
+        """The mesh-wide settings a workload at `place`, injected by `revision`, runs with: each field
+        from the nearest source of that revision, or the agreeing rest of the run (§W2)."""
+        key = (place, revision)
+        settings = self._settings.get(key)
+        if settings is None:
+            resolved: dict[str, Setting[Any]] = {}
+            conflicts: list[Conflict] = []
+            for (claimed_revision, field), claims in self.claims.items():
+                if claimed_revision != revision:
+                    continue
+                setting, conflict = resolve(field, claims, place)
+                if setting is not None:
+                    resolved[field] = setting
+                if conflict is not None:
+                    conflicts.append(conflict)
+            settings = self._settings[key] = MeshSettings(resolved, conflicts)
+        return settings
 
-    @property
-    def proxy_lifecycle(self) -> Setting[Any] | None:
-        """Helm global.proxy.lifecycle when it is set: it replaces the injected hold hook (reference §1.3)."""
-        setting = self.helm_proxy.get("lifecycle")
-        return setting if setting is not None and setting.value else None
-
-    @property
-    def mesh_wide_hold(self) -> Setting[Any] | None:
-        """holdApplicationUntilProxyStarts switched on for the whole mesh (defaultConfig or Helm)."""
-        for setting in (self.default_config.get(HOLD), self.helm_proxy.get(HOLD)):
-            if setting is not None and setting.value is True:
-                return setting
-        return None
+    def namespace_at(self, name: str, place: Place) -> tuple[Namespace | None, Conflict | None]:
+        """The Namespace object that decides for a workload at `place`: the nearest definition, or the
+        agreeing rest of the run; definitions that disagree decide nothing."""
+        found = self.namespaces.get(name)
+        if not found:
+            return None, None
+        if len(found) == 1:
+            return found[0][0], None
+        by_claim: dict[int, Namespace] = {}
+        claims = []
+        for namespace, where in found:
+            claim = Claim(Setting(_mesh_keys(namespace), _namespace_position(namespace)), where)
+            by_claim[id(claim.setting)] = namespace
+            claims.append(claim)
+        setting, conflict = resolve(f"Namespace {name}", claims, place)
+        return (by_claim[id(setting)] if setting is not None else None), conflict
 
     def service_targets(self, template: PodTemplate) -> dict[int, list[Setting[str]]]:
         """Container ports that a Service selecting this pod sends traffic to, each with the Service
@@ -174,26 +252,55 @@ class MeshContext:
                     targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
         return targets
 
-    def mtls_mode(self, namespace: str, labels: dict[str, str], port: int | None = None) -> Setting[Any]:
-        """The PeerAuthentication mode in force: selector over namespace over mesh; UNSET inherits."""
-        root = self.options.root_namespace
-        mesh = [p for p in self.peer_authentications if p.namespace == root and p.selector is None]
-        ns = [p for p in self.peer_authentications if p.namespace == namespace and p.selector is None and namespace != root]
-        selected = [
-            p
-            for p in self.peer_authentications
-            if p.namespace == namespace and p.selector is not None and all(labels.get(k) == v for k, v in p.selector.items())
-        ]
+    def mtls_mode(
+        self, namespace: str, labels: dict[str, str], port: int | None = None, place: Place | None = None, root: str | None = None
+    ) -> tuple[Setting[Any], list[Conflict]]:
+        """The PeerAuthentication mode in force: selector over namespace over mesh; UNSET inherits. Of
+        several policies for one scope, the nearest to `place` decides (policies that disagree decide
+        nothing). Selector policies in the root namespace are ignored, as Istio ignores them."""
+        root = root if root is not None else self.options.root_namespace
+        slots: dict[tuple[Any, ...], list[PeerAuthentication]] = {}
+        for policy in self.peer_authentications:
+            if policy.namespace == root and policy.selector is None:
+                slots.setdefault(("mesh",), []).append(policy)
+            elif policy.namespace == namespace and namespace != root and policy.selector is None:
+                slots.setdefault(("namespace",), []).append(policy)
+            elif policy.namespace == namespace and namespace != root and policy.selector is not None and _selects(policy.selector, labels):
+                slots.setdefault(("selector", tuple(sorted(policy.selector.items()))), []).append(policy)
+        chosen: dict[str, list[PeerAuthentication]] = {"mesh": [], "namespace": [], "selector": []}
+        conflicts: list[Conflict] = []
+        for slot, policies in sorted(slots.items()):
+            if len(policies) == 1 or place is None:
+                chosen[slot[0]].extend(policies)
+                continue
+            claims = [p.claim for p in policies]
+            setting, conflict = resolve(_policy_field(slot, namespace, root), claims, place)
+            if conflict is not None:
+                conflicts.append(conflict)
+            if setting is not None:
+                chosen[slot[0]].append(next(p for p, c in zip(policies, claims, strict=True) if c.setting is setting))
         mode: Setting[Any] = Setting("PERMISSIVE", None)
-        for scope in (mesh, ns, selected):
-            for policy in scope:
+        for scope in ("mesh", "namespace", "selector"):
+            for policy in chosen[scope]:
                 if policy.mode is not None and policy.mode.value not in (None, "UNSET"):
                     mode = policy.mode
-                if port is not None and scope is selected and port in policy.port_modes:
+                if port is not None and scope == "selector" and port in policy.port_modes:
                     port_mode = policy.port_modes[port]
                     if port_mode.value not in (None, "UNSET"):
                         mode = port_mode
-        return mode
+        return mode, conflicts
+
+    def revision_of(self, name: str) -> str | None:
+        """The revision a pod or namespace `istio.io/rev` value selects: a revision, or a tag's
+        revision; None when it names neither while the run declares revisions or tags."""
+        name = _default(name)
+        if name in self.tags:
+            return self.tags[name].revision
+        if not name or name in self.revisions:
+            return name
+        if self.revisions or self.tags:
+            return None  # the run declares its revisions, and this is not one of them (§12.3.5)
+        return name  # nothing in the run declares revisions: take the label at its word
 
 
 def _service_targets(resource: Resource) -> ServiceTargets:
@@ -207,7 +314,7 @@ def _service_targets(resource: Resource) -> ServiceTargets:
     return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets))
 
 
-def _peer_authentication(resource: Resource) -> PeerAuthentication:
+def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication:
     spec = resource.root.get("spec")
     selector_node = spec.path("selector", "matchLabels")
     selector = {str(k): v.text or "" for k, v in selector_node.items()} if selector_node.is_map else None
@@ -223,7 +330,39 @@ def _peer_authentication(resource: Resource) -> PeerAuthentication:
         selector=selector,
         mode=Setting(mode.text, mode.pos) if mode.exists else None,
         port_modes=port_modes,
+        place=place,
     )
+
+
+def _policy_field(slot: tuple[Any, ...], namespace: str, root: str) -> str:
+    """How a conflict names the PeerAuthentication scope it is about."""
+    if slot[0] == "mesh":
+        return f"PeerAuthentication mesh-wide (namespace {root})"
+    if slot[0] == "namespace":
+        return f"PeerAuthentication namespace-wide (namespace {namespace})"
+    return f"PeerAuthentication selecting {', '.join(f'{k}={v}' for k, v in slot[1])} (namespace {namespace})"
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _mesh_keys(namespace: Namespace) -> tuple[tuple[str, str | None], ...]:
+    """What of a Namespace decides injection, to compare two definitions of it."""
+    keys = [(k, v.text) for k, v in namespace.labels.items() if k in NAMESPACE_MESH_LABELS]
+    keys += [(k, v.text) for k, v in namespace.annotations.items() if k.startswith(LINKERD_CONFIG_PREFIXES)]
+    return tuple(sorted(keys))
+
+
+def _namespace_position(namespace: Namespace) -> Position | None:
+    for node in (*namespace.labels.values(), *namespace.annotations.values()):
+        return node.key_pos or node.pos
+    return None
+
+
+def _default(revision: str | None) -> str:
+    name = (revision or "").strip()
+    return "" if name in ("", "default") else name
 
 
 def _earlier(a: Setting[str], b: Setting[str]) -> bool:

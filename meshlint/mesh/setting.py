@@ -20,6 +20,7 @@ class Setting(Generic[T]):
     origin: Position | None = None
     note: str = ""
     local: bool = False  # read from the workload's own manifest, so a finding can point at it
+    revision: str = ""  # the control-plane revision whose source says it; "" for the default revision
 
     def __repr__(self) -> str:
         return f"Setting({self.value!r} @ {self.where})"
@@ -27,8 +28,16 @@ class Setting(Generic[T]):
     @property
     def where(self) -> str:
         if self.origin is not None:
-            return f"{self.origin.path}:{self.origin.line}"
+            place = f"{self.origin.path}:{self.origin.line}"
+            return f"{place}, revision {self.revision}" if self.revision else place
         return self.note or "default"
+
+    def _with_revision(self, revision: str) -> Setting[T]:
+        return Setting(self.value, self.origin, self.note, self.local, revision) if revision else self
+
+    def derived(self, value: Any, note: str | None = None) -> Setting[Any]:
+        """Another value read from the same place (a parsed duration, a boolean from its text)."""
+        return Setting(value, self.origin, self.note if note is None else note, self.local, self.revision)
 
     @property
     def cited(self) -> str:

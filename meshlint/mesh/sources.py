@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.proxyconfig import SchemaProblem
+from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, NATIVE_ENV
+from meshlint.mesh.setting import Setting
 from meshlint.model.kinds import HELM_VALUES
 from meshlint.model.resource import Resource
 from meshlint.source.compose import SyntaxProblem
@@ -16,6 +19,9 @@ from meshlint.source.embedded import parse_embedded
 
 INJECTOR_CONFIGMAP = "istio-sidecar-injector"
 MESH_CONFIGMAP = "istio"
+# proxyMetadata keys the rules read: a complete MeshConfig that omits them says they are unset.
+PROXY_METADATA_READ = (EXIT_ON_ZERO, MINIMUM_DRAIN)
+DEFAULT_REVISIONS = frozenset(("", "default"))
 
 
 @dataclass(eq=False, repr=False)
@@ -28,6 +34,9 @@ class MeshSource:
     env: dict[str, Node] = field(default_factory=dict)
     compatibility_version: Node | None = None
     problems: list[SyntaxProblem] = field(default_factory=list)  # data.mesh / data.values that do not parse
+    revision: str = ""  # the control-plane revision it configures; "" is the default revision
+    complete: bool = False  # an `istio` ConfigMap is a whole MeshConfig: what it omits is the default
+    tags: tuple[str, ...] = ()  # revision tags it declares (Helm `revisionTags`), pointing at `revision`
 
     @property
     def default_config(self) -> Node | None:
@@ -46,6 +55,43 @@ class MeshSource:
         """Helm `global.proxy.lifecycle` as this source writes it, when it is set."""
         node = self.helm_proxy.get("lifecycle") if self.helm_proxy is not None else None
         return node if node is not None and node.exists and node.value else None
+
+    def claims(self) -> list[tuple[str, Setting[Any]]]:
+        """What this source says of each mesh-wide field the rules read, as (field, setting). A field it
+        does not name is not claimed, except by a complete MeshConfig, which claims the default (value
+        None) for every ProxyConfig field it omits."""
+        found: list[tuple[str, Setting[Any]]] = []
+        default_config = self.default_config
+        if default_config is not None:
+            for name, node in proxyconfig.normalized_fields(default_config).items():
+                if name == "proxyMetadata":
+                    found += [(f"proxyMetadata.{key}", Setting(value.text, value.pos)) for key, value in node.items()]
+                else:
+                    found.append((f"proxy.{name}", Setting.of(node)))
+        if self.complete:
+            anchor = self.mesh_config.pos if self.mesh_config is not None else self.resource.root.pos
+            named = {key for key, _ in found}
+            for name in sorted(proxyconfig.field_names()):
+                if f"proxy.{name}" not in named and name != "proxyMetadata":
+                    found.append((f"proxy.{name}", Setting(None, anchor, "the default")))
+            for key in PROXY_METADATA_READ:
+                if f"proxyMetadata.{key}" not in named:
+                    found.append((f"proxyMetadata.{key}", Setting(None, anchor, "the default")))
+        proxy = self.helm_proxy
+        if proxy is not None:
+            found += [(f"helm.proxy.{key}", Setting.of(node)) for key, node in proxy.items()]
+            probe_enabled = proxy.path("startupProbe", "enabled")
+            if probe_enabled.exists:
+                found.append(("helm.proxy.startupProbe.enabled", Setting.of(probe_enabled)))
+        if NATIVE_ENV in self.env:
+            node = self.env[NATIVE_ENV]
+            found.append((f"env.{NATIVE_ENV}", Setting((node.text or "").strip().lower(), node.pos)))
+        if self.compatibility_version is not None:
+            found.append(("compatibilityVersion", Setting(self.compatibility_version.text, self.compatibility_version.pos)))
+        variant = self.helm_values.path("global", "variant") if self.helm_values is not None else None
+        if variant is not None and variant.exists:
+            found.append(("helm.variant", Setting(variant.text, variant.pos)))
+        return [(key, setting._with_revision(self.revision)) for key, setting in found]
 
     @cached_property
     def default_config_problems(self) -> list[SchemaProblem]:
@@ -68,6 +114,8 @@ def mesh_source(resource: Resource) -> MeshSource | None:
             if name:
                 source.env[name] = item.get("value")
         source.compatibility_version = _present(spec.get("compatibilityVersion"))
+        source.revision = _revision(spec.get("revision").text)
+        source.tags = _tags(spec.path("values", "revisionTags"))
     elif resource.kind == HELM_VALUES:
         source.mesh_config = _mapping(root.get("meshConfig"))
         source.helm_values = root
@@ -75,13 +123,16 @@ def mesh_source(resource: Resource) -> MeshSource | None:
         source.env.update(root.path("pilot", "env").string_map())
         source.env.update(root.get("env").string_map())
         source.compatibility_version = _present(root.get("compatibilityVersion"))
+        source.revision = _revision(root.get("revision").text)
+        source.tags = _tags(root.get("revisionTags"))
     elif resource.kind == "ConfigMap":
         if not _configmap(resource, source):
             return None
     else:
         return None
     says_nothing = source.mesh_config is None and source.helm_values is None and not source.env and source.compatibility_version is None
-    return None if says_nothing and not source.problems else source
+    declares_nothing = not source.revision and not source.tags
+    return None if says_nothing and declares_nothing and not source.problems else source
 
 
 def _configmap(resource: Resource, source: MeshSource) -> bool:
@@ -96,6 +147,7 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
         _note(source, parsed.problem, "data.values", "the injector cannot read these Helm values")
         if source.helm_values is not None:
             source.env.update(source.helm_values.path("pilot", "env").string_map())
+        source.revision = _revision(name[len(INJECTOR_CONFIGMAP) + 1 :]) if name != INJECTOR_CONFIGMAP else ""
         return True
     if name == MESH_CONFIGMAP or name.startswith(MESH_CONFIGMAP + "-"):
         mesh = data.get("mesh")
@@ -104,6 +156,8 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
         parsed = parse_embedded(mesh)
         source.mesh_config = _mapping(parsed.root)
         _note(source, parsed.problem, "data.mesh", "istiod cannot read this MeshConfig")
+        source.revision = _revision(name[len(MESH_CONFIGMAP) + 1 :]) if name != MESH_CONFIGMAP else ""
+        source.complete = source.mesh_config is not None
         return True
     return False
 
@@ -111,6 +165,16 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
 def _note(source: MeshSource, problem: SyntaxProblem | None, field: str, effect: str) -> None:
     if problem is not None:
         source.problems.append(problem._replace(message=f"{field} of ConfigMap {source.resource.name} does not parse ({problem.message}); {effect}"))
+
+
+def _revision(name: str | None) -> str:
+    """A revision's name; the default revision is "" (Istio reads "" and "default" alike)."""
+    name = (name or "").strip()
+    return "" if name in DEFAULT_REVISIONS else name
+
+
+def _tags(node: Node) -> tuple[str, ...]:
+    return tuple(t.text for t in node.elements() if t.text)
 
 
 def _mapping(node: Node | None) -> Node | None:

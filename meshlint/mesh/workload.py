@@ -17,7 +17,7 @@ from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
-from meshlint.mesh.injection import injected_proxy
+from meshlint.mesh.injection import Namespace, injected_proxy
 from meshlint.mesh.istio import (
     ARGO_KILL_COMMAND_ANNOTATION,
     DEFAULT_DRAIN,
@@ -35,14 +35,15 @@ from meshlint.mesh.istio import (
     PROXY_IMAGE_ANNOTATION,
     STATUS_PORT_ANNOTATION,
 )
-from meshlint.mesh.options import at_least
+from meshlint.mesh.options import MeshOptions, Versions, at_least
+from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
 from meshlint.model.pod import Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
 if TYPE_CHECKING:
-    from meshlint.mesh.context import MeshContext
+    from meshlint.mesh.context import MeshContext, MeshSettings
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 HOLD = "holdApplicationUntilProxyStarts"
@@ -66,6 +67,11 @@ class WorkloadView:
     drain: Setting[Any]  # float seconds, None when not a valid duration
     interception: dict[str, Interception]  # traffic.sidecar.istio.io/* knobs, by name
     interception_mode: Setting[Any]  # REDIRECT, TPROXY or NONE (or what was written)
+    settings: MeshSettings  # the mesh-wide settings where it is, for its revision
+    options: MeshOptions  # its governing config's mesh options and versions
+    place: Place
+    namespace: Namespace | None  # the Namespace object that decides for it, if the run holds one
+    conflicts: list[Conflict]  # mesh-wide sources that disagree where it is (ML006)
 
     @property
     def owner(self) -> Resource:
@@ -152,9 +158,9 @@ class WorkloadView:
         if image is not None:
             text = image.text or ""
             return Setting(f"{PROXY_IMAGE_ANNOTATION}: {text}", image.pos, local=True) if DISTROLESS in text else None
-        variant = self.mesh.proxy_variant
+        variant = self.settings.proxy_variant
         if variant is not None and variant.value == DISTROLESS:
-            return Setting(f"global.variant: {DISTROLESS}", variant.origin)
+            return variant.derived(f"global.variant: {DISTROLESS}")
         return None
 
     @property
@@ -181,7 +187,7 @@ class WorkloadView:
         setting = self.proxy_metadata.get(MINIMUM_DRAIN)
         if setting is None:
             return Setting(parse_duration(DEFAULT_MINIMUM_DRAIN), None)
-        return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+        return setting.derived(parse_duration(setting.value))
 
     # --- traffic -----------------------------------------------------------------------------------
 
@@ -193,7 +199,8 @@ class WorkloadView:
     def mtls_mode(self, port: int | None = None) -> Setting[Any]:
         """The PeerAuthentication mode in force for this pod (on `port`, when given)."""
         labels = {k: v.text or "" for k, v in self.template.labels().items()}
-        return self.mesh.mtls_mode(self.owner.namespace, labels, port)
+        mode, _ = self.mesh.mtls_mode(self.owner.namespace, labels, port, self.place, self.options.root_namespace)
+        return mode
 
     def point_at(self, *settings: Setting[Any] | None) -> Position:
         """Where a finding about these settings goes: the first one written in this workload's own
@@ -204,25 +211,38 @@ class WorkloadView:
         return self.template.fix_position
 
 
-def build_view(mesh: MeshContext, template: PodTemplate) -> WorkloadView:
-    """Resolve one pod template against the mesh context."""
+def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | None = None) -> WorkloadView:
+    """Resolve one pod template against the mesh context: who meshes it, and the mesh-wide settings
+    that apply where it is and for the revision that injects it (wave-2 spec §W1, §W2)."""
+    options = options if options is not None else mesh.options
+    place = Place.of(template.owner.path)
+    namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
+    classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+    settings = mesh.settings_at(place, classification.revision)
+    labels = {k: v.text or "" for k, v in template.labels().items()}
+    _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
     annotation = _proxy_config_annotation(template)
-    proxy_config, proxy_metadata = _effective_proxy_config(mesh, annotation)
+    proxy_config, proxy_metadata = _effective_proxy_config(settings, annotation)
     return WorkloadView(
         mesh=mesh,
         template=template,
-        classification=classify(template, mesh.namespaces.get(template.owner.namespace), mesh.options, mesh.istio_in_use),
+        classification=classification,
         proxy_config=proxy_config,
         proxy_metadata=proxy_metadata,
         annotation=annotation,
-        native=_native(mesh, template),
-        hold=_hold(mesh, template, proxy_config),
-        hold_override=mesh.proxy_lifecycle,
-        startup_probe_off=_startup_probe_off(mesh, template),
+        native=_native(settings, template, options.versions),
+        hold=_hold(settings, template, proxy_config),
+        hold_override=settings.proxy_lifecycle,
+        startup_probe_off=_startup_probe_off(settings, template),
         grace_period=_grace_period(template),
         drain=_drain(proxy_config),
-        interception=effective_interception(template.annotations(), mesh.helm_proxy),
+        interception=effective_interception(template.annotations(), settings.helm_proxy),
         interception_mode=_interception_mode(template, proxy_config),
+        settings=settings,
+        options=options,
+        place=place,
+        namespace=namespace,
+        conflicts=[c for c in (*settings.conflicts, namespace_conflict, *policy_conflicts) if c is not None],
     )
 
 
@@ -232,11 +252,11 @@ def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | N
 
 
 def _effective_proxy_config(
-    mesh: MeshContext, annotation: ProxyConfigAnnotation | None
+    settings: MeshSettings, annotation: ProxyConfigAnnotation | None
 ) -> tuple[dict[str, Setting[Any]], dict[str, Setting[Any]]]:
     """Mesh defaultConfig, then each top-level annotation field replaces it; proxyMetadata merges by key."""
-    fields = dict(mesh.default_config)
-    metadata = dict(mesh.default_proxy_metadata)
+    fields = dict(settings.default_config)
+    metadata = dict(settings.default_proxy_metadata)
     if annotation is not None and annotation.body is not None and annotation.body.is_map:
         for name, node in proxyconfig.normalized_fields(annotation.body).items():
             if name == "proxyMetadata":
@@ -247,26 +267,25 @@ def _effective_proxy_config(
     return fields, metadata
 
 
-def _native(mesh: MeshContext, template: PodTemplate) -> Setting[bool]:
+def _native(settings: MeshSettings, template: PodTemplate, versions: Versions) -> Setting[bool]:
     """Native sidecar in effect? The injected proxy, the pod annotation, istiod's env, the
     compatibility profile, then Istio's `auto` default judged on the target versions."""
     proxy = injected_proxy(template)
     if proxy is not None:
         return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
-    versions = mesh.options.versions
     annotation = template.annotations().get(NATIVE_ANNOTATION)
     # The annotation exists from Istio 1.24 on; older injectors ignore it.
     readable = versions.istio is None or at_least(versions.istio, "1.24")
     if annotation is not None and annotation.text in ("true", "false") and readable:
         return Setting(annotation.text == "true", annotation.pos, f"{NATIVE_ANNOTATION} annotation")
-    env = mesh.native_env
+    env = settings.native_env
     if env is not None and env.value in ("true", "false"):
-        return Setting(env.value == "true", env.origin, f"ENABLE_NATIVE_SIDECARS={env.value}")
+        return env.derived(env.value == "true", f"ENABLE_NATIVE_SIDECARS={env.value}")
     if env is not None and env.value != "auto":
-        return Setting(False, env.origin, f"ENABLE_NATIVE_SIDECARS={env.value!r} is treated as disabled")
-    compat = mesh.compatibility_version
+        return env.derived(False, f"ENABLE_NATIVE_SIDECARS={env.value!r} is treated as disabled")
+    compat = settings.compatibility_version
     if compat is not None and compat.value in ("1.24", "1.25", "1.26"):
-        return Setting(False, compat.origin, f"compatibilityVersion {compat.value}")
+        return compat.derived(False, f"compatibilityVersion {compat.value}")
     if versions.istio is not None and not at_least(versions.istio, "1.27"):
         return Setting(False, None, f"Istio {versions.istio} does not default to native sidecars")
     if versions.istio is not None and versions.kubernetes is not None:
@@ -275,7 +294,7 @@ def _native(mesh: MeshContext, template: PodTemplate) -> Setting[bool]:
     return Setting(False, None, VERSIONS_UNKNOWN)
 
 
-def _hold(mesh: MeshContext, template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
+def _hold(settings: MeshSettings, template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
     """Hold in effect: the effective ProxyConfig value OR Helm global.proxy (reference §1.3)."""
     proxy = injected_proxy(template)
     if proxy is not None:
@@ -284,7 +303,7 @@ def _hold(mesh: MeshContext, template: PodTemplate, proxy_config: dict[str, Sett
         waits = "pilot-agent" in " ".join(w or "" for w in words) and "wait" in words
         return Setting(waits, command.pos if command.exists else proxy.position, "injected istio-proxy")
     from_pod = proxy_config.get(HOLD)
-    from_helm = mesh.helm_value(HOLD)
+    from_helm = settings.helm_value(HOLD)
     for setting in (from_pod, from_helm):
         if setting is not None and setting.value is True:
             return setting
@@ -293,13 +312,13 @@ def _hold(mesh: MeshContext, template: PodTemplate, proxy_config: dict[str, Sett
     return Setting(False, None)
 
 
-def _startup_probe_off(mesh: MeshContext, template: PodTemplate) -> Setting[Any] | None:
+def _startup_probe_off(settings: MeshSettings, template: PodTemplate) -> Setting[Any] | None:
     port = template.annotations().get(STATUS_PORT_ANNOTATION)
     if port is not None and port.text == "0":
         return Setting("0", port.pos, f'{STATUS_PORT_ANNOTATION}: "0"')
-    enabled = mesh.helm_value("startupProbe.enabled")
+    enabled = settings.helm_value("startupProbe.enabled")
     if enabled is not None and enabled.value is False:
-        return Setting(False, enabled.origin, "global.proxy.startupProbe.enabled: false")
+        return enabled.derived(False, "global.proxy.startupProbe.enabled: false")
     return None
 
 
@@ -316,7 +335,7 @@ def _drain(proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
     setting = proxy_config.get("terminationDrainDuration")
     if setting is None:
         return Setting(parse_duration(DEFAULT_DRAIN), None)
-    return Setting(parse_duration(setting.value), setting.origin, local=setting.local)
+    return setting.derived(parse_duration(setting.value))
 
 
 def _interception_mode(template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
@@ -326,5 +345,5 @@ def _interception_mode(template: PodTemplate, proxy_config: dict[str, Setting[An
         return Setting(node.text, node.pos, INTERCEPTION_MODE, local=True)
     setting = proxy_config.get("interceptionMode")
     if setting is not None:
-        return Setting(setting.value, setting.origin, "proxy.istio.io/config interceptionMode", local=setting.local)
+        return setting.derived(setting.value, "proxy.istio.io/config interceptionMode")
     return Setting("REDIRECT", None)

@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.scope import Place
 from meshlint.mesh.setting import origins
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
@@ -70,8 +71,9 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
 
 
 def _mesh_config(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
-    node, hold = source.proxy_lifecycle, ctx.mesh.mesh_wide_hold
-    if ctx.mesh.proxy_lifecycle is not None and node is not None and hold is not None:
+    settings = ctx.mesh.settings_at(Place.of(source.resource.path), source.revision)
+    node, hold = source.proxy_lifecycle, settings.mesh_wide_hold
+    if settings.proxy_lifecycle is not None and node is not None and hold is not None:
         yield Issue(
             node.key_pos or node.pos,
             f"global.proxy.lifecycle replaces the postStart hook that holdApplicationUntilProxyStarts ({hold.where}) relies on; the hold does nothing",

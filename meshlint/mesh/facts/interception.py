@@ -159,7 +159,7 @@ def effective(annotations: dict[str, Node], helm_proxy: dict[str, Setting[Any]])
         if node is not None:
             setting = Setting(node.value, node.pos, local=True)
         elif helm is not None and isinstance(helm.value, (str, int)) and not isinstance(helm.value, bool):
-            setting = Setting(str(helm.value), helm.origin)
+            setting = helm.derived(str(helm.value))
         else:
             setting = Setting(knob.default, None)
         found[knob.name] = Interception(knob, setting, parse(knob, setting.value), node)

@@ -1,0 +1,116 @@
+"""Which mesh-wide source applies where (wave-2 spec §W2): nearest on the workload's own path first,
+then the rest of the run only if it agrees; ties and disagreements are conflicts, never settled by the
+order in which files were read.
+
+A workload at `apps/web.yaml` looks, for each field, at the sources in the same file, then in `apps/`,
+then in each parent folder. The first of those places that sets the field decides, provided the sources
+there agree. When nothing on its path sets the field, the sources elsewhere in the run decide if they all
+agree. A conflict leaves the field to its built-in default and is reported (ML006).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from meshlint.mesh.setting import Setting
+
+
+class Place(NamedTuple):
+    """Where a source or a workload is: its file and that file's folder, both absolute."""
+
+    file: str
+    folder: str
+
+    @classmethod
+    def of(cls, path: str, folder: str | None = None) -> Place:
+        """The place of a file as named (stdin keeps its name); `folder` overrides where it counts as
+        located (a `mesh.context` file counts as located beside the config that names it)."""
+        absolute = os.path.abspath(path) if path and not path.startswith("<") else path
+        return cls(absolute, folder if folder is not None else os.path.dirname(absolute) if os.path.isabs(absolute) else os.getcwd())
+
+
+def distance(source: Place, workload: Place) -> int | None:
+    """0 in the same file, 1 in the same folder, 2 and more in each parent folder; None elsewhere."""
+    if source.file == workload.file:
+        return 0
+    if source.folder == workload.folder:
+        return 1
+    if workload.folder.startswith(source.folder.rstrip(os.sep) + os.sep):
+        return 1 + workload.folder[len(source.folder.rstrip(os.sep)) :].count(os.sep)
+    return None
+
+
+class Claim(NamedTuple):
+    """What one source says of one field (the value is a Setting, so it knows its file and line)."""
+
+    setting: Setting[Any]
+    place: Place
+
+
+class Conflict(NamedTuple):
+    """Sources that disagree on a field where a workload looks, and so decide nothing for it."""
+
+    field: str
+    claims: tuple[Claim, ...]
+    elsewhere: bool  # True: none is on the workload's path; False: they tie at the same distance
+
+
+class MeshRun(NamedTuple):
+    """The subject of rules about the run as a whole: each conflict between mesh-wide sources, with how
+    many workloads it left undecided."""
+
+    conflicts: list[tuple[Conflict, int]]
+
+
+def conflict_key(conflict: Conflict) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+    """One conflict, however many workloads met it: its field and the sources that disagree."""
+    return conflict.field, tuple(_sort_key(c) for c in conflict.claims)
+
+
+def _agree(claims: Iterable[Claim]) -> bool:
+    values = {_comparable(c.setting.value) for c in claims}
+    return len(values) <= 1
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _comparable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_comparable(v) for v in value)
+    return value
+
+
+def _first(claims: Iterable[Claim]) -> Claim:
+    """The claim a message cites when several agree: the first in path order, whatever the reading order."""
+    return min(claims, key=lambda c: (c.setting.origin.path, c.setting.origin.line, c.setting.origin.column) if c.setting.origin else ("", 0, 0))
+
+
+def resolve(field: str, claims: list[Claim], place: Place) -> tuple[Setting[Any] | None, Conflict | None]:
+    """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
+    that left it undecided, if any."""
+    if not claims:
+        return None, None
+    nearest: list[Claim] = []
+    best: int | None = None
+    for claim in claims:
+        d = distance(claim.place, place)
+        if d is None:
+            continue
+        if best is None or d < best:
+            nearest, best = [claim], d
+        elif d == best:
+            nearest.append(claim)
+    if nearest:
+        if _agree(nearest):
+            return _first(nearest).setting, None
+        return None, Conflict(field, tuple(sorted(nearest, key=_sort_key)), elsewhere=False)
+    if _agree(claims):
+        return _first(claims).setting, None
+    return None, Conflict(field, tuple(sorted(claims, key=_sort_key)), elsewhere=True)
+
+
+def _sort_key(claim: Claim) -> tuple[str, int, int]:
+    origin = claim.setting.origin
+    return (origin.path, origin.line, origin.column) if origin else (claim.place.file, 0, 0)
