@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
 # tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
@@ -19,6 +19,9 @@ import click  # noqa: E402
 
 from meshlint import __version__  # noqa: E402
 from meshlint.report import FORMATS  # noqa: E402
+
+if TYPE_CHECKING:
+    from meshlint.config import Config
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
 
@@ -240,30 +243,37 @@ def check(
     2 usage error, invalid config, unreadable path or internal error. A closed
     stdout (| head) ends the report quietly; the exit code stays 0 or 1.
     """
-    from meshlint.config import find_config, load_config, parse_fail_on
+    from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
     from meshlint.engine.run import run
     from meshlint.mesh.options import parse_version
     from meshlint.registry import load_rules
 
+    for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
+        if value and parse_version(value) is None:
+            raise click.BadParameter(f"{value!r} is not a version such as 1.30", param_hint=flag)
+
+    def overridden(config: Config) -> None:
+        """The command line's word over every config's, nested ones too."""
+        if select:
+            config.select = _csv(select)
+        if ignore:
+            config.ignore = _csv(ignore)
+        config.extend_select += _csv(extend_select)
+        config.extend_ignore += _csv(extend_ignore)
+        config.kubernetes_version = kubernetes_version or config.kubernetes_version
+        config.istio_version = istio_version or config.istio_version
+
     config = load_config(config_path if config_path else find_config("."))
-    if select:
-        config.select = _csv(select)
-    if ignore:
-        config.ignore = _csv(ignore)
-    config.extend_select += _csv(extend_select)
-    config.extend_ignore += _csv(extend_ignore)
+    overridden(config)
+    # What belongs to the run as a whole comes from the top config (the working directory's, or --config).
     if fail_on:
         config.fail_on = parse_fail_on(fail_on)
     if exit_zero:
         config.fail_on = None
     config.report_unused_suppressions = report_unused_suppressions
-    for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
-        if value and parse_version(value) is None:
-            raise click.BadParameter(f"{value!r} is not a version such as 1.30", param_hint=flag)
-    config.kubernetes_version = kubernetes_version or config.kubernetes_version
-    config.istio_version = istio_version or config.istio_version
     config.stdin_filename = stdin_filename or config.stdin_filename
     config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
+    configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
 
     flags = ctx.meta.get("meshlint.report-flags", [])
     if [v for k, v in flags if k == "format"] != list(fmt) or [v for k, v in flags if k == "output"] != list(output):
@@ -291,7 +301,7 @@ def check(
 
     rules = load_rules()
     _started()
-    report = run(list(paths) or ["."], config, rules, mesh_config, jobs=jobs or _cores())
+    report = run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
 
     notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes
     if write_baseline:

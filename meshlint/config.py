@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     import jsonschema
 
 CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")
+_FOLDERS = "\0context-folders"  # not a setting: where each resolved mesh.context file was named
 
 
 class ConfigError(Exception):
@@ -37,6 +39,8 @@ class Config:
     kubernetes_version: str | None = None
     istio_version: str | None = None
     mesh_context: tuple[str, ...] = ()
+    # Where each mesh.context file counts as located: the folder of the config that names it (§W2.1).
+    context_folders: dict[str, str] = field(default_factory=dict)
     default_injection: str = "auto"
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
@@ -66,9 +70,39 @@ def find_config(start: str = ".") -> str | None:
 def load_config(path: str | None) -> Config:
     if path is None:
         return Config()
+    return _build(_resolved(path, ()), path)
+
+
+def _resolved(path: str, seen: tuple[str, ...]) -> dict[str, Any]:
+    """The file's settings over those of the file it `extends` (recursively); paths are made absolute
+    against the file that names them, so an extended file's `mesh.context` keeps pointing where it did."""
+    real = os.path.realpath(path)
+    if real in seen:
+        raise ConfigError(f"{path}: extends itself (through {' -> '.join(os.path.relpath(s) for s in (*seen, real))})")
     raw = _read(path)
     validate_config(raw, path)
-    return _build(raw, path)
+    base = os.path.dirname(os.path.abspath(path))
+    raw = dict(raw)
+    mesh = dict(raw.get("mesh", {}))
+    if "context" in mesh:
+        mesh["context"] = [os.path.normpath(os.path.join(base, p)) for p in mesh["context"]]
+        raw["mesh"] = mesh
+        raw[_FOLDERS] = dict.fromkeys(mesh["context"], base)
+    if "baseline" in raw:
+        raw["baseline"] = os.path.normpath(os.path.join(base, raw["baseline"]))
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    parent_path = os.path.join(base, parent)
+    if not os.path.isfile(parent_path):
+        raise ConfigError(f"{path}: extends {parent}: no such file")
+    merged = _resolved(parent_path, (*seen, real))
+    for key, value in raw.items():
+        if key in ("mesh", "rules", "severity", _FOLDERS) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -164,14 +198,56 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.fail_on = parse_fail_on(raw.get("fail-on", "warning"))
     config.format = raw.get("format", "text")
     if "baseline" in raw:
-        config.baseline = os.path.relpath(os.path.join(base, raw["baseline"]))
+        config.baseline = os.path.relpath(os.path.join(base, raw["baseline"]))  # absolute when extended
     config.exclude = tuple(raw.get("exclude", ()))
     config.kubernetes_version = raw.get("kubernetes-version")
     config.istio_version = raw.get("istio-version")
     config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in mesh.get("context", ()))
+    folders = raw.get(_FOLDERS, {})
+    config.context_folders = {p: folders.get(p, base) for p in config.mesh_context}
     config.default_injection = mesh.get("default-injection", "auto")
     config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
     config.root_namespace = mesh.get("root-namespace", "istio-system")
     config.fail_on_skipped = bool(raw.get("fail-on-skipped", False))
     config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}
     return config
+
+
+class ConfigSet:
+    """Which config governs each file (wave-2 spec §W2.5): the nearest `.meshlint.yaml`, `.meshlint.yml`
+    or `pyproject.toml [tool.meshlint]` at or above its folder, as ruff does; a config named on the
+    command line governs every file. `top` (the working directory's) decides what belongs to the run
+    as a whole: formats, outputs, the exit code, the baseline. `adjust` applies the command line's
+    options to each config it loads."""
+
+    def __init__(self, top: Config, forced: bool = False, adjust: Callable[[Config], None] | None = None) -> None:
+        self.top = top
+        self.forced = forced
+        self._adjust = adjust
+        self._by_path: dict[str, Config] = {os.path.abspath(top.path): top} if top.path else {}
+        self._by_folder: dict[str, Config] = {}
+
+    def for_file(self, path: str) -> Config:
+        if self.forced or path == "-":
+            return self.top
+        folder = os.path.dirname(os.path.abspath(path))
+        config = self._by_folder.get(folder)
+        if config is None:
+            found = find_config(folder)
+            config = self._load(found) if found is not None else self.top
+            self._by_folder[folder] = config
+        return config
+
+    def _load(self, path: str) -> Config:
+        key = os.path.abspath(path)
+        config = self._by_path.get(key)
+        if config is None:
+            config = self._by_path[key] = load_config(path)
+            if self._adjust is not None:
+                self._adjust(config)
+        return config
+
+    def all(self) -> list[Config]:
+        """Every config met so far, the top one first, the others in path order."""
+        others = sorted((c for c in self._by_path.values() if c is not self.top), key=lambda c: c.path or "")
+        return [self.top, *others]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.options import MeshOptions
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext
@@ -35,10 +36,12 @@ Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
 
 
 class RuleContext(NamedTuple):
-    """What a check may read besides its subject: the mesh context and its own options (read-only)."""
+    """What a check may read besides its subject: the mesh context, its own options and the `mesh:`
+    options (target versions among them) of the config that governs the file (read-only)."""
 
     mesh: MeshContext
     options: Mapping[str, Any]
+    mesh_options: MeshOptions = MeshOptions()
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from meshlint.config import Config, load_config
+from meshlint.config import Config, ConfigSet, load_config
 from meshlint.engine.run import run
 from meshlint.registry import load_rules
 
@@ -36,8 +36,8 @@ def config_from(settings: dict | None = None, base: str = ".") -> Config:
     return config
 
 
-def lint(paths, settings: dict | None = None, mesh_config=(), base: str = "."):
-    return run([str(p) for p in paths], config_from(settings, base), RULES, [str(p) for p in mesh_config])
+def lint(paths, settings: dict | None = None, mesh_config=(), base: str = ".", beyond: bool = True):
+    return run([str(p) for p in paths], config_from(settings, base), RULES, [str(p) for p in mesh_config], beyond=beyond)
 
 
 def lint_text(tmp_path: Path, text: str, settings: dict | None = None, name: str = "manifest.yaml"):
@@ -72,11 +72,12 @@ def fixture_run(fixture: Path):
         files = sorted(p for p in fixture.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
         config_file = fixture / ".meshlint.yaml"
         config = load_config(str(config_file)) if config_file.exists() else Config(base=str(fixture))
-        report = run([str(fixture)], config, RULES, [])
+        report = run([str(fixture)], ConfigSet(config), RULES, [])  # nested configs in it count
     else:
         files = [fixture]
         match = CONFIG_COMMENT.search(fixture.read_text(encoding="utf-8", errors="replace"))
-        report = lint([fixture], json.loads(match.group(1)) if match else None, base=str(fixture.parent))
+        # A fixture file is a world of its own: the files beside it are other fixtures.
+        report = lint([fixture], json.loads(match.group(1)) if match else None, base=str(fixture.parent), beyond=False)
     expected = set()
     for path in files:
         expected |= expectations(path, str(path))

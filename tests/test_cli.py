@@ -145,7 +145,7 @@ def test_json_report(project):
         ],
         "summary": {
             "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
-            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "skipped_inputs": [],
+            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "skipped_inputs": [],
             "baselined": 0, "stale_baseline": [], "outside_diff": 0,
         },
     }
@@ -213,7 +213,7 @@ def test_pyproject_section(project):
         ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info, never"),
         ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
         ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
-        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, exclude, extend-ignore, extend-select, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, mesh, rules, select, severity"),
+        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, mesh, rules, select, severity"),
         ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
     ],

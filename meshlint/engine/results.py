@@ -17,7 +17,7 @@ class SkippedInput(NamedTuple):
     reason: str
 
 
-_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "not_checked")
+_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "not_checked", "on_defaults")
 
 
 @dataclass(eq=False, repr=False)
@@ -30,6 +30,9 @@ class Summary:
     skipped_files: int = 0
     assumed_meshed: int = 0
     not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
+    # Istio workloads of named files judged on Istio's defaults alone: no mesh-wide source on their
+    # paths, and none named in mesh.context; the rest of the tree was not read (§W2.7).
+    on_defaults: int = 0
     skipped_inputs: list[SkippedInput] = field(default_factory=list)
     # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
     baselined: int | None = None
@@ -57,6 +60,7 @@ class Summary:
             "skipped_files": self.skipped_files,
             "assumed_meshed": self.assumed_meshed,
             "not_checked": self.not_checked,
+            "on_defaults": self.on_defaults,
             "skipped_inputs": [{"path": s.path, "reason": s.reason} for s in self.skipped_inputs],
             "baselined": self.baselined or 0,
             "stale_baseline": list(self.stale_baseline),

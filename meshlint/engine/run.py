@@ -9,22 +9,21 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from meshlint.config import Config, ConfigError
-from meshlint.engine import parallel
+from meshlint.config import Config, ConfigError, ConfigSet
+from meshlint.engine import parallel, reach
+from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
-from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.options import MeshOptions, Versions, parse_version
-from meshlint.mesh.scope import Conflict, MeshRun, conflict_key
+from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import FILE, RUN, Rule, RuleContext
+from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
 from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
@@ -39,52 +38,91 @@ class Plan:
     stdin_name: str
     fragments: frozenset[str]  # Kustomize patches: syntax only
     mesh: MeshContext
-    rules: list[Rule]
-    contexts: dict[str, RuleContext]
-    severities: dict[str, Severity | None]
+    governing: Governing
+    governed: dict[str, Governance]  # each input's config, decided before any worker forks
+    widened: frozenset[str]  # files checked only for what a changed mesh-wide source can alter (§W2.6)
+    alone: frozenset[str]  # named files, whose tree the run did not read whole (§W2.7)
+    unseen: bool  # the named files' tree has folders the run did not read
+    context_named: bool  # --mesh-config was given
     root: str  # the repository root that fingerprints are relative to
     known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
     report_unused: bool  # list suppression entries that silenced nothing
 
+    def of(self, path: str) -> Governance:
+        return self.governed.get(path) or self.governing.of(path)
 
-def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1) -> Report:
+
+def run(
+    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True
+) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
     reads each input on its own, checks it against that context and lets it go, so memory holds the
     context and the findings, never the whole tree. A big tree's second pass runs in `jobs` worker
-    processes (one at least); the report is the same, byte for byte, for any number of them."""
-    active = active_rules(rules, config)
-    options = {rule.code: rule_options(rule, config) for rule in active}
-    collected = inputs.collect(paths or ["."], config.exclude, config.base)
+    processes (one at least); the report is the same, byte for byte, for any number of them, and for
+    any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
+    off, a file is a world of its own (a rule's fixture)."""
+    configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
+    mesh_config = tuple(mesh_config)
+    top = configs.top
+    governing = Governing(configs, rules)
+    paths = paths or ["."]
+    collected = inputs.collect(paths, top.exclude, top.base)
+    files = [f for f in collected.files if not governing.excluded(f)]
     notes = list(collected.warnings)
 
-    stdin = inputs.read(inputs.STDIN) if inputs.STDIN in collected.files else None
-    fragments = patch_fragments(collected.files)
-    broken: list[LoadedFile] = []
-    mesh = _mesh_context([f for f in collected.files if os.path.realpath(f) not in fragments], stdin, config, mesh_config, broken)
+    stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
+    fragments = patch_fragments(files)
+    taken = {os.path.realpath(f) for f in files if f != inputs.STDIN}
+    named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and os.path.realpath(p) in taken})
+    context = _Context(governing, mesh_config, taken)
+    sources: set[str] = set()
+    context.read([f for f in files if os.path.realpath(f) not in fragments], stdin, sources)
+    extra: list[str] = []
+    unseen = False
+    if beyond:
+        beside, unseen = reach.neighbours(named, governing, taken)
+        context.read(beside, None, None)
+        # Only a named file widens the run: a named folder is the extent the user chose.
+        for tree, changed in reach.trees(sources.intersection(named), governing).items():
+            found = reach.tree_files(tree, governing)
+            context.read([p for p in found if os.path.realpath(p) not in context.read_files], None, None)
+            widened = reach.governed_files(changed, found, context.mesh, taken | {os.path.realpath(p) for p in extra})
+            for path, more in sorted(widened.items()):
+                notes.append(f"{path} changed: also checking {len(more)} file{'s' if len(more) != 1 else ''}")
+                extra.extend(more)
+    checked = files + sorted(extra)
+    governed = {path: governing.of(path) for path in checked}
+    context.files_of_configs()  # the mesh.context files of configs met only now
+    mesh = context.mesh
+    for each in governing.all():
+        bind(each, mesh)
     plan = Plan(
         stdin=stdin,
-        stdin_name=config.stdin_filename or inputs.STDIN_NAME,
+        stdin_name=top.stdin_filename or inputs.STDIN_NAME,
         fragments=fragments,
         mesh=mesh,
-        rules=active,
-        contexts={rule.code: RuleContext(mesh=mesh, options=options[rule.code]) for rule in active},
-        severities={rule.code: severity_for(rule, config) for rule in active},
-        root=repository_root(config.path),
+        governing=governing,
+        governed=governed,
+        widened=frozenset(extra),
+        alone=frozenset(named) if beyond else frozenset(),
+        unseen=unseen,
+        context_named=bool(mesh_config),
+        root=repository_root(top.path),
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
-        report_unused=config.report_unused_suppressions,
+        report_unused=top.report_unused_suppressions,
     )
     check = partial(_check_file, plan)
     results: Iterable[FileResult]
-    if len(collected.files) >= parallel.PARALLEL_FROM:
+    if len(checked) >= parallel.PARALLEL_FROM:
         # Big trees are checked in worker processes, even with one job: a worker's per-file garbage
         # never mixes with the findings this process keeps, so memory stays flat as trees grow.
-        results = parallel.check_files(check, collected.files, max(1, jobs))
+        results = parallel.check_files(check, checked, max(1, jobs))
     else:
-        results = map(check, collected.files)
+        results = map(check, checked)
 
-    report = Report([], Summary(), active, notes, root=plan.root, fail_on=config.fail_on)
-    for loaded in broken:  # mesh context files: not inputs, so not among report.files
+    report = Report([], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on)
+    for loaded in context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
     for result in results:
@@ -100,22 +138,41 @@ def run(paths: list[str], config: Config, rules: list[Rule], mesh_config: Iterab
     return report
 
 
-def _mesh_context(
-    files: list[str], stdin: bytes | None, config: Config, mesh_config: Iterable[str], broken: list[LoadedFile] | None = None
-) -> MeshContext:
+class _Context:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
-    options = MeshOptions(
-        default_injection=config.default_injection,
-        injected_namespaces=config.injected_namespaces,
-        root_namespace=config.root_namespace,
-        versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version)),
-    )
-    mesh = MeshContext(options=options, istio_in_use=_configured_istio(config, mesh_config))
-    targets = {os.path.realpath(p) for p in files if p != inputs.STDIN}
-    for path in list(config.mesh_context) + list(mesh_config):
-        if os.path.realpath(path) in targets:
-            continue
+
+    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str]) -> None:
+        self.governing = governing
+        self.top = governing.top
+        self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
+        self.broken: list[LoadedFile] = []  # mesh.context files that do not parse: reported, never dropped
+        self.taken = taken
+        # A mesh.context file that is also an input keeps the place its config gives it (§W2.1).
+        self.as_input: dict[str, str] = {}
+        self._placed: set[tuple[str, str]] = set()
+        self._configs_done = 0
+        self.read_files: set[str] = set()
+        for path in mesh_config:  # --mesh-config files count as located beside the top config
+            self._context_file(path, self.top.root)
+        self.files_of_configs()
+
+    def files_of_configs(self) -> None:
+        """The mesh.context files of every config met so far, each located beside the config naming it."""
+        met = self.governing.all()
+        for governed in met[self._configs_done :]:
+            for path in governed.config.mesh_context:
+                self._context_file(path, governed.config.context_folders.get(path, governed.root))
+        self._configs_done = len(met)
+
+    def _context_file(self, path: str, folder: str) -> None:
+        real = os.path.realpath(path)
+        if (real, folder) in self._placed:
+            return
+        self._placed.add((real, folder))
+        if real in self.taken:
+            self.as_input.setdefault(real, folder)
+            return
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
             loaded = load_file(path, display, input_file=False)  # messages name it as the user would
@@ -123,22 +180,32 @@ def _mesh_context(
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
         resources = [r for d in loaded.documents for r in resources_of(d)]
         for resource in resources:
-            mesh.add(resource)
-        if broken is not None and (loaded.problems or any(s is not None and s.problems for s in map(_source, resources))):
-            broken.append(loaded)
-    for path in files:
-        if inputs.helm_chart_of(path) is not None:
-            continue  # a chart's template says nothing until Helm renders it
-        try:
-            data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
-        except OSError:
-            continue  # the second pass reports it
-        _read_context(mesh, config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path, decode(data)[0])
-    return mesh
+            self.mesh.add(resource, Place.of(display, folder))
+        if loaded.problems or any(s is not None and s.problems for s in map(_source, resources)):
+            self.broken.append(loaded)
+
+    def read(self, files: Iterable[str], stdin: bytes | None, sources: set[str] | None) -> None:
+        """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
+        sources (inputs only: files read for context alone widen nothing)."""
+        for path in files:
+            self.read_files.add(os.path.realpath(path))
+            if inputs.helm_chart_of(path) is not None:
+                continue  # a chart's template says nothing until Helm renders it
+            try:
+                data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
+            except OSError:
+                continue  # the second pass reports it
+            name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
+            folder = self.as_input.get(os.path.realpath(path)) if path != inputs.STDIN else None
+            place = Place.of(name, folder) if folder is not None else None
+            for resource in _context_resources(self.mesh, name, decode(data)[0]):
+                self.mesh.add(resource, place)
+                if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
+                    sources.add(path)
 
 
-def _read_context(mesh: MeshContext, path: str, text: str) -> None:
-    """Compose the parts of one input that could hold mesh context, or the first sign of Istio."""
+def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Resource]:
+    """The parts of one input that could hold mesh context, or the first sign of Istio."""
     lines: list[str] | None = None
     for line_offset, chunk in document_chunks(text):
         context = might_hold_context(chunk)
@@ -149,15 +216,16 @@ def _read_context(mesh: MeshContext, path: str, text: str) -> None:
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
                 if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or sign:
-                    mesh.add(resource)
+                    yield resource
 
 
-def _configured_istio(config: Config, mesh_config: Iterable[str]) -> Setting[str] | None:
+def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
     """A configuration that names mesh context or injected namespaces is about an Istio mesh."""
-    for key, value in (("mesh.context", config.mesh_context), ("mesh.injected-namespaces", config.injected_namespaces)):
-        if value:
-            return Setting(f"{key} is set", None, config.path or "config")
-    if tuple(mesh_config):
+    for config in (g.config for g in governing.all()):
+        for key, value in (("mesh.context", config.mesh_context), ("mesh.injected-namespaces", config.injected_namespaces)):
+            if value:
+                return Setting(f"{key} is set", None, config.path or "config")
+    if mesh_config:
         return Setting("--mesh-config is given", None, "command line")
     return None
 
@@ -171,27 +239,33 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
     does not parse (or whose data.mesh / data.values does not) is never dropped in silence."""
     result = FileResult(loaded.path)
     findings = []
-    for rule in plan.rules:
+    governed = plan.governing.top
+    for rule in governed.rules:
         if FILE not in rule.scopes:
             continue
-        items = [ResourceSubjects(r, plan.mesh) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
+        items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
         for subject, about, _ in subjects(rule, loaded, items):
-            for issue in rule.check(subject, plan.contexts[rule.code]):
-                findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+            for issue in rule.check(subject, governed.contexts[rule.code]):
+                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
     result.findings = fingerprinted(findings, plan.root)
     return result
 
 
 def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
     """Rules about the run as a whole, once every file is checked; their findings land in the mesh-wide
-    sources, which may be files of any process or mesh.context files, so their lines are read here."""
+    sources, which may be files of any process or mesh.context files, so their lines are read here.
+    Each finding is the rule's and severity of the config that governs the file it lands in."""
     findings: list[Finding] = []
     lines: dict[str, list[str]] = {}
-    for rule in plan.rules:
+    top = plan.governing.top
+    for rule in plan.governing.rules():
         if RUN not in rule.scopes:
             continue
-        for issue in rule.check(subject, plan.contexts[rule.code]):
+        for issue in rule.check(subject, (top.contexts.get(rule.code) or _any_context(plan, rule))):
             path = issue.position.path
+            governed = plan.of(path) if path != plan.stdin_name else top
+            if rule.code not in governed.severities:
+                continue  # the config of that file leaves the rule out
             if path not in lines:
                 try:
                     lines[path] = decode(inputs.read(path))[0].splitlines() if path != plan.stdin_name else []
@@ -199,8 +273,12 @@ def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
                     lines[path] = []
             if comment_suppression(lines[path], issue.position, rule) is not None:
                 continue
-            findings.append(_finding(rule, issue, plan.severities[rule.code], None, _source_line(lines[path], issue.position.line)))
+            findings.append(_finding(rule, issue, governed.severities[rule.code], None, _source_line(lines[path], issue.position.line)))
     return fingerprinted(findings, plan.root)
+
+
+def _any_context(plan: Plan, rule: Rule) -> RuleContext:
+    return next(g.contexts[rule.code] for g in plan.governing.all() if rule.code in g.contexts)
 
 
 def _source_line(lines: list[str], line: int) -> str | None:
@@ -222,6 +300,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     if loaded.skipped:
         summary.skipped_files += 1
         summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
+    governed = plan.of(path)
     resources: list[ResourceSubjects] = []
     fragment = path != inputs.STDIN and os.path.realpath(path) in plan.fragments
     for document in loaded.documents if not fragment else ():
@@ -230,7 +309,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
             summary.skipped_documents += 1
         for resource in found:
             if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
-                resources.append(ResourceSubjects(resource, plan.mesh))
+                resources.append(ResourceSubjects(resource, plan.mesh, governed.options))
             else:
                 summary.skipped_documents += 1
     if fragment:
@@ -238,6 +317,8 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     summary.resources = len(resources)
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
     summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
+    if plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context:
+        summary.on_defaults = sum(1 for r in resources for v in r.views if v.istio_sidecar and not v.settings.sourced)
     for view in (v for r in resources for v in r.views):
         for conflict in view.conflicts:
             key = conflict_key(conflict)
@@ -246,8 +327,10 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     lines = loaded.lines
     findings: list[Finding] = []
     used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
-    for rule in plan.rules:
-        context = plan.contexts[rule.code]
+    # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
+    rules = [r for r in governed.rules if WORKLOAD in r.scopes] if path in plan.widened else governed.rules
+    for rule in rules:
+        context = governed.contexts[rule.code]
         for subject, about, pods in subjects(rule, loaded, resources):
             for issue in rule.check(subject, context):
                 suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
@@ -255,13 +338,15 @@ def _check_file(plan: Plan, path: str) -> FileResult:
                     summary.suppressed += 1
                     used.add((suppression.position, suppression.entry_for(rule)))
                     continue
-                findings.append(_finding(rule, issue, plan.severities[rule.code], about, _source_line(lines, issue.position.line)))
+                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
     result.findings = fingerprinted(findings, plan.root)
-    result.notes.extend(_suppression_notes(plan, loaded, resources, used))
+    result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
     return result
 
 
-def _suppression_notes(plan: Plan, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]) -> Iterator[str]:
+def _suppression_notes(
+    plan: Plan, governed: Governance, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]
+) -> Iterator[str]:
     """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
     nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
     pods = [(item.resource, [view.template for view in item.views]) for item in resources]
@@ -270,7 +355,7 @@ def _suppression_notes(plan: Plan, loaded: LoadedFile, resources: list[ResourceS
         for entry in sorted(suppression.entries):
             if entry.upper() not in plan.known:
                 yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
-            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in plan.rules):
+            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in governed.rules):
                 yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from meshlint.mesh.context import MeshContext
+from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.mesh.workload import WorkloadView, build_view
 from meshlint.model.kinds import MESH_CONFIG_KINDS
@@ -21,11 +22,11 @@ class ResourceSubjects:
 
     __slots__ = ("resource", "source", "views")
 
-    def __init__(self, resource: Resource, mesh: MeshContext) -> None:
+    def __init__(self, resource: Resource, mesh: MeshContext, options: MeshOptions | None = None) -> None:
         self.resource = resource
         # A pod template without containers (a patch fragment, a test fixture) is not a workload.
         pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
-        self.views: list[WorkloadView] = [build_view(mesh, t) for t in pods]
+        self.views: list[WorkloadView] = [build_view(mesh, t, options) for t in pods]
         self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
 
     def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:

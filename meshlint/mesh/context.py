@@ -9,6 +9,7 @@ The context keeps small facts, never documents: a tree with thousands of Service
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -23,7 +24,7 @@ from meshlint.mesh.istio import (
     is_pod_key,
 )
 from meshlint.mesh.options import MeshOptions
-from meshlint.mesh.scope import Claim, Conflict, Place, resolve
+from meshlint.mesh.scope import Claim, Conflict, Place, considered, resolve
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
@@ -75,6 +76,7 @@ class MeshSettings:
 
     def __init__(self, resolved: dict[str, Setting[Any]], conflicts: list[Conflict]) -> None:
         self.conflicts = conflicts
+        self.sourced = bool(resolved) or bool(conflicts)  # False: every field is Istio's built-in default
         self.default_config: dict[str, Setting[Any]] = {}
         self.default_proxy_metadata: dict[str, Setting[Any]] = {}
         self.helm_proxy: dict[str, Setting[Any]] = {}
@@ -289,6 +291,28 @@ class MeshContext:
                     if port_mode.value not in (None, "UNSET"):
                         mode = port_mode
         return mode, conflicts
+
+    def decided_by(self, file: str, place: Place) -> tuple[bool, frozenset[str]]:
+        """What the sources in `file` decide, or help decide, for a workload at `place` (§W2.6): whether
+        any mesh-wide field or revision, and the namespaces whose definition or policy they give."""
+        absolute = os.path.abspath(file)
+        if any(p.path == file for p in self.revisions.values()) or any(t.origin.path == file for t in self.tags.values()):
+            return True, frozenset()
+        for claims in self.claims.values():
+            if any(c.place.file == absolute for c in claims) and any(c.place.file == absolute for c in considered(claims, place)[0]):
+                return True, frozenset()
+        names = set()
+        for name, found in self.namespaces.items():
+            if any(where.file == absolute for _, where in found):
+                claims = [Claim(Setting(None, None), where) for _, where in found]
+                if any(c.place.file == absolute for c in considered(claims, place)[0]):
+                    names.add(name)
+        for policy in self.peer_authentications:
+            if policy.place.file == absolute:
+                if policy.namespace == self.options.root_namespace:
+                    return True, frozenset()
+                names.add(policy.namespace)
+        return False, frozenset(names)
 
     def revision_of(self, name: str) -> str | None:
         """The revision a pod or namespace `istio.io/rev` value selects: a revision, or a tag's

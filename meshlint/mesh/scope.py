@@ -87,11 +87,9 @@ def _first(claims: Iterable[Claim]) -> Claim:
     return min(claims, key=lambda c: (c.setting.origin.path, c.setting.origin.line, c.setting.origin.column) if c.setting.origin else ("", 0, 0))
 
 
-def resolve(field: str, claims: list[Claim], place: Place) -> tuple[Setting[Any] | None, Conflict | None]:
-    """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
-    that left it undecided, if any."""
-    if not claims:
-        return None, None
+def considered(claims: list[Claim], place: Place) -> tuple[list[Claim], bool]:
+    """The claims that decide a field at `place`: the nearest on its path, else all of them (and
+    whether they are elsewhere). Changing any of them can change what applies there."""
     nearest: list[Claim] = []
     best: int | None = None
     for claim in claims:
@@ -102,13 +100,18 @@ def resolve(field: str, claims: list[Claim], place: Place) -> tuple[Setting[Any]
             nearest, best = [claim], d
         elif d == best:
             nearest.append(claim)
-    if nearest:
-        if _agree(nearest):
-            return _first(nearest).setting, None
-        return None, Conflict(field, tuple(sorted(nearest, key=_sort_key)), elsewhere=False)
-    if _agree(claims):
-        return _first(claims).setting, None
-    return None, Conflict(field, tuple(sorted(claims, key=_sort_key)), elsewhere=True)
+    return (nearest, False) if nearest else (claims, True)
+
+
+def resolve(field: str, claims: list[Claim], place: Place) -> tuple[Setting[Any] | None, Conflict | None]:
+    """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
+    that left it undecided, if any."""
+    if not claims:
+        return None, None
+    deciding, elsewhere = considered(claims, place)
+    if _agree(deciding):
+        return _first(deciding).setting, None
+    return None, Conflict(field, tuple(sorted(deciding, key=_sort_key)), elsewhere=elsewhere)
 
 
 def _sort_key(claim: Claim) -> tuple[str, int, int]:

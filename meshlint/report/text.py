@@ -35,6 +35,11 @@ def summary_line(summary: Summary) -> str:
             f"{summary.not_checked} not checked (nothing shows they are meshed and the run has no sign of Istio; "
             "mesh.default-injection: enabled checks them)"
         )
+    if summary.on_defaults:
+        parts.append(
+            f"{summary.on_defaults} on Istio's defaults (no mesh-wide settings beside or above the named files; "
+            "settings kept elsewhere count when mesh.context names them)"
+        )
     if summary.baselined is not None:
         parts.append(f"{summary.baselined} baselined")
     if summary.stale_baseline:

@@ -77,7 +77,7 @@ def _why(version: Version) -> str:
 
 @rule(code="ML104", name="native-sidecar-unsupported", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG))
 def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issue]:
-    version = ctx.mesh.options.versions.kubernetes
+    version = ctx.mesh_options.versions.kubernetes
     if version is None or at_least(version, SUPPORTED):
         return
     if isinstance(subject, MeshSource):

@@ -52,7 +52,7 @@ class _GitIgnores:
     one, of the walk) down to each folder (a deeper file's verdict wins, as in git)."""
 
     def __init__(self, top: str) -> None:
-        self.root = _repository_top(os.path.abspath(top))
+        self.root = repository_top(os.path.abspath(top))
         self._specs: dict[str, Any] = {}  # directory (absolute) -> its .gitignore, or None
 
     def _spec(self, directory: str) -> Any:
@@ -84,7 +84,7 @@ class _GitIgnores:
         return bool(verdict)
 
 
-def _repository_top(directory: str) -> str:
+def repository_top(directory: str) -> str:
     """The top of the git repository holding `directory`, or `directory` itself outside one."""
     current = directory
     while not os.path.exists(os.path.join(current, ".git")):
