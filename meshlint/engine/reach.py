@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+
 from meshlint.engine.governance import Governing
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.istio import REV_LABEL
