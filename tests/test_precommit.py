@@ -108,3 +108,24 @@ def test_commit_with_a_hazard_fails_with_meshlints_message(repo):
     ) in output
     assert "ML101" not in output  # the context's hold was read
     assert git(repo, "log", "--oneline", env=env).stdout.count("\n") == 1  # the commit did not happen
+
+
+def test_a_commit_that_only_raises_the_mesh_wide_drain_is_refused(repo):
+    """pre-commit passes only the IstioOperator; the workloads it governs are checked with it (§W2.6)."""
+    repo, env = repo
+    (repo / "apps" / "web.yaml").write_text(DEPLOYMENT.format(name="web", grace="\n      terminationGracePeriodSeconds: 60"))
+    git(repo, "add", "apps/web.yaml", env=env)
+    assert git(repo, "commit", "-q", "-m", "web", env=env).returncode == 0
+
+    operator = repo / "platform" / "istio-operator.yaml"
+    operator.write_text(OPERATOR.replace("terminationDrainDuration: 45s", "terminationDrainDuration: 90s"))
+    git(repo, "add", "platform/istio-operator.yaml", env=env)
+    result = git(repo, "commit", "-m", "drain 90s", env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "meshlint: platform/istio-operator.yaml changed: also checking 1 file" in output
+    assert (
+        "apps/web.yaml:10:38: error ML301 drain-exceeds-grace: terminationDrainDuration 90s "
+        "(platform/istio-operator.yaml:10) > terminationGracePeriodSeconds 60 (apps/web.yaml:10)"
+    ) in output
+    assert git(repo, "log", "--oneline", env=env).stdout.count("\n") == 2  # the drain commit did not happen

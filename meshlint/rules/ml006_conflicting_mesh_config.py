@@ -113,8 +113,7 @@ def check(run: MeshRun, ctx: RuleContext) -> Iterator[Issue]:
                 claim.setting.origin,
                 f"{field_name(conflict.field)} is {value_text(conflict, claim)} here but "
                 f"{listing(f'{value_text(conflict, c)} ({c.setting.where})' for c in others)}"
-                f" {_where(conflict)}: meshlint uses none of them for {_looking(workloads)}, "
-                f"and {_instead(conflict)}",
+                f" {_where(conflict)}: {_looking(workloads)} none of them, and {_instead(conflict)}",
                 HELP,
                 related=tuple(c.setting.origin for c in others if c.setting.origin is not None),
             )
@@ -151,11 +150,13 @@ def value_text(conflict: Conflict, claim: Claim) -> str:
 
 
 def _looking(workloads: int) -> str:
-    return "the workload that looks there" if workloads == 1 else f"the {counted(workloads, 'workload')} that look there"
+    return f"{counted(workloads, 'workload')} {'gets' if workloads == 1 else 'get'}"
 
 
 def _where(conflict: Conflict) -> str:
-    return "elsewhere in the run, and none of them is on these workloads' paths" if conflict.elsewhere else "at the same distance"
+    if conflict.elsewhere:
+        return "elsewhere in the run, off the paths of the workloads that look for it"
+    return "at the same distance from the workloads that look for it"
 
 
 def _instead(conflict: Conflict) -> str:
