@@ -161,9 +161,9 @@ def test_drain_and_grace(mesh_texts, annotations, drain, grace):
 
 
 def test_proxy_metadata_merges_by_key():
-    mesh_text = "meshConfig:\n  defaultConfig:\n    proxyMetadata: {A: '1', B: '2'}\n"
-    _, workload = context(mesh_text, deployment(annotations="{proxy.istio.io/config: '{\"proxyMetadata\": {\"B\": \"3\"}}'}"))
-    assert {k: s.value for k, s in workload.proxy_metadata.items()} == {"A": "1", "B": "3"}
+    mesh_text = "meshConfig:\n  defaultConfig:\n    proxyMetadata: {EXIT_ON_ZERO_ACTIVE_CONNECTIONS: 'true', MINIMUM_DRAIN_DURATION: 5s}\n"
+    _, workload = context(mesh_text, deployment(annotations="{proxy.istio.io/config: '{\"proxyMetadata\": {\"MINIMUM_DRAIN_DURATION\": \"9s\"}}'}"))
+    assert {k: s.value for k, s in workload.proxy_metadata.items()} == {"EXIT_ON_ZERO_ACTIVE_CONNECTIONS": "true", "MINIMUM_DRAIN_DURATION": "9s"}
 
 
 def test_lifecycle_voids_hold_and_startup_probe_switch():

@@ -431,3 +431,23 @@ def test_the_summary_says_when_a_named_file_saw_no_mesh_settings(tmp_path, monke
     assert "on Istio's defaults" not in check(".", "--select", "ML301")[1]
     write_tree(tmp_path, {".meshlint.yaml": "mesh:\n  context: [platform/values.yaml]\n"})
     assert "on Istio's defaults" not in check("apps/web/app.yaml", "--select", "ML301")[1]
+
+
+def test_ml006_names_each_other_value_once_with_how_many_sources_give_it(tmp_path, monkeypatch):
+    write_tree(
+        tmp_path,
+        {
+            "apps/web/app.yaml": APP,
+            "apps/api/app.yaml": APP.replace("name: web", "name: api"),
+            "apps/a/istio.yaml": operator("a", "20s"),
+            "apps/b/istio.yaml": operator("b", "50s"),
+            "apps/c/istio.yaml": operator("c", "50s"),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    out = check(".", "--format", "concise", "--select", "ML006")[1].splitlines()
+    assert out[0] == ml006("apps/a/istio.yaml", "20s", "apps/b/istio.yaml", "50s", "elsewhere", count="2 workloads get").replace(
+        "(apps/b/istio.yaml:7)", "(apps/b/istio.yaml:7 and 1 other place)"
+    )
+    assert out[1] == ml006("apps/b/istio.yaml", "50s", "apps/a/istio.yaml", "20s", "elsewhere", count="2 workloads get")
+    assert len(out) == 3

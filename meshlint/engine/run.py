@@ -17,7 +17,7 @@ from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key
+from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
@@ -131,7 +131,7 @@ def run(
         report.notes.extend(result.notes)
         report.files.append(result.path)
         for key, (conflict, count) in result.conflicts.items():
-            conflicts[key] = (conflict, conflicts[key][1] + count if key in conflicts else count)
+            conflicts[key] = met(conflicts.get(key), conflict, count)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.summary.count(report.findings)
@@ -322,8 +322,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
     for view in (v for r in resources for v in r.views):
         for conflict in view.conflicts:
             key = conflict_key(conflict)
-            met = result.conflicts.get(key)
-            result.conflicts[key] = (conflict, (met[1] if met else 0) + 1)
+            result.conflicts[key] = met(result.conflicts.get(key), conflict, 1)
     lines = loaded.lines
     findings: list[Finding] = []
     used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding

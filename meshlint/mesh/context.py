@@ -24,7 +24,7 @@ from meshlint.mesh.istio import (
     is_pod_key,
 )
 from meshlint.mesh.options import MeshOptions
-from meshlint.mesh.scope import Claim, Conflict, Place, considered, resolve
+from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
@@ -55,12 +55,13 @@ class PeerAuthentication(NamedTuple):
     mode: Setting[str | None] | None
     port_modes: dict[int, Setting[str | None]]
     place: Place
+    position: Position  # the policy as written (its first line)
 
     @property
     def claim(self) -> Claim:
         """What it says, as one value (mode and port modes), to compare with another policy's."""
         value = (self.mode.value if self.mode else None, tuple(sorted((p, m.value) for p, m in self.port_modes.items())))
-        origin = self.mode.origin if self.mode else None
+        origin = self.mode.origin if self.mode and self.mode.origin else self.position
         return Claim(Setting(value, origin), self.place)
 
 
@@ -147,7 +148,9 @@ class MeshContext:
         where = place if place is not None else Place.of(resource.path)
         kind = resource.kind
         if kind == "Namespace":
-            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, resource.labels, resource.annotations), where))
+            name = resource.root.path("metadata", "name")
+            position = name.pos if name.exists else resource.root.pos
+            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, resource.labels, resource.annotations, position), where))
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
@@ -263,6 +266,10 @@ class MeshContext:
         root = root if root is not None else self.options.root_namespace
         slots: dict[tuple[Any, ...], list[PeerAuthentication]] = {}
         for policy in self.peer_authentications:
+            if not policy.namespace and place is not None and distance(policy.place, place) is None:
+                # No namespace written: it lands wherever it is applied, so only a workload applied
+                # with it (on its path) can be taken to share it, never one of an unrelated folder.
+                continue
             if policy.namespace == root and policy.selector is None:
                 slots.setdefault(("mesh",), []).append(policy)
             elif policy.namespace == namespace and namespace != root and policy.selector is None:
@@ -355,6 +362,7 @@ def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication
         mode=Setting(mode.text, mode.pos) if mode.exists else None,
         port_modes=port_modes,
         place=place,
+        position=resource.root.pos,
     )
 
 
@@ -381,7 +389,7 @@ def _mesh_keys(namespace: Namespace) -> tuple[tuple[str, str | None], ...]:
 def _namespace_position(namespace: Namespace) -> Position | None:
     for node in (*namespace.labels.values(), *namespace.annotations.values()):
         return node.key_pos or node.pos
-    return None
+    return namespace.position
 
 
 def _default(revision: str | None) -> str:

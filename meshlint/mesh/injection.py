@@ -26,6 +26,7 @@ class Namespace(NamedTuple):
     name: str
     labels: dict[str, Node]
     annotations: dict[str, Node]
+    position: Position | None = None  # where the object is written (its metadata.name)
 
 
 class IstioDecision(NamedTuple):

@@ -54,7 +54,9 @@ class Conflict(NamedTuple):
 
     field: str
     claims: tuple[Claim, ...]
-    elsewhere: bool  # True: none is on the workload's path; False: they tie at the same distance
+    # True: none is on the workload's path; False: they tie at the same distance; None: some
+    # workloads met them one way, some the other (conflicts merged across workloads).
+    elsewhere: bool | None
 
 
 class MeshRun(NamedTuple):
@@ -67,6 +69,16 @@ class MeshRun(NamedTuple):
 def conflict_key(conflict: Conflict) -> tuple[str, tuple[tuple[str, int, int], ...]]:
     """One conflict, however many workloads met it: its field and the sources that disagree."""
     return conflict.field, tuple(_sort_key(c) for c in conflict.claims)
+
+
+def met(known: tuple[Conflict, int] | None, conflict: Conflict, count: int) -> tuple[Conflict, int]:
+    """The same conflict met by more workloads: counts add up, and how they met it merges, whatever the
+    order in which files were checked."""
+    if known is None:
+        return conflict, count
+    first, total = known
+    elsewhere = first.elsewhere if first.elsewhere == conflict.elsewhere else None
+    return first._replace(elsewhere=elsewhere), total + count
 
 
 def _agree(claims: Iterable[Claim]) -> bool:

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from meshlint.mesh.facts import proxyconfig
+from meshlint.mesh.facts.interception import KNOBS
 from meshlint.mesh.facts.proxyconfig import SchemaProblem
 from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, NATIVE_ENV
 from meshlint.mesh.setting import Setting
@@ -19,8 +20,12 @@ from meshlint.source.embedded import parse_embedded
 
 INJECTOR_CONFIGMAP = "istio-sidecar-injector"
 MESH_CONFIGMAP = "istio"
-# proxyMetadata keys the rules read: a complete MeshConfig that omits them says they are unset.
+# The mesh-wide fields the workload view reads (mesh/workload.py): only these are claimed, so two
+# sources that differ on a field no rule looks at (a tracer, the proxy's image) are no conflict. A
+# complete MeshConfig that omits one of them says it is the default.
+PROXY_FIELDS_READ = ("holdApplicationUntilProxyStarts", "terminationDrainDuration", "interceptionMode")
 PROXY_METADATA_READ = (EXIT_ON_ZERO, MINIMUM_DRAIN)
+HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(knob.helm for knob in KNOBS.values())))
 DEFAULT_REVISIONS = frozenset(("", "default"))
 
 
@@ -65,21 +70,21 @@ class MeshSource:
         if default_config is not None:
             for name, node in proxyconfig.normalized_fields(default_config).items():
                 if name == "proxyMetadata":
-                    found += [(f"proxyMetadata.{key}", Setting(value.text, value.pos)) for key, value in node.items()]
-                else:
+                    found += [(f"proxyMetadata.{key}", Setting(value.text, value.pos)) for key, value in node.items() if key in PROXY_METADATA_READ]
+                elif name in PROXY_FIELDS_READ:
                     found.append((f"proxy.{name}", Setting.of(node)))
         if self.complete:
             anchor = self.mesh_config.pos if self.mesh_config is not None else self.resource.root.pos
             named = {key for key, _ in found}
-            for name in sorted(proxyconfig.field_names()):
-                if f"proxy.{name}" not in named and name != "proxyMetadata":
+            for name in PROXY_FIELDS_READ:
+                if f"proxy.{name}" not in named:
                     found.append((f"proxy.{name}", Setting(None, anchor, "the default")))
             for key in PROXY_METADATA_READ:
                 if f"proxyMetadata.{key}" not in named:
                     found.append((f"proxyMetadata.{key}", Setting(None, anchor, "the default")))
         proxy = self.helm_proxy
         if proxy is not None:
-            found += [(f"helm.proxy.{key}", Setting.of(node)) for key, node in proxy.items()]
+            found += [(f"helm.proxy.{key}", Setting.of(node)) for key, node in proxy.items() if key in HELM_PROXY_READ]
             probe_enabled = proxy.path("startupProbe", "enabled")
             if probe_enabled.exists:
                 found.append(("helm.proxy.startupProbe.enabled", Setting.of(probe_enabled)))

@@ -108,15 +108,28 @@ def check(run: MeshRun, ctx: RuleContext) -> Iterator[Issue]:
         for claim in conflict.claims:
             if claim.setting.origin is None:
                 continue
-            others = [c for c in conflict.claims if c is not claim]
+            mine = value_text(conflict, claim)
+            others = [c for c in conflict.claims if c is not claim and value_text(conflict, c) != mine]
             yield Issue(
                 claim.setting.origin,
-                f"{field_name(conflict.field)} is {value_text(conflict, claim)} here but "
-                f"{listing(f'{value_text(conflict, c)} ({c.setting.where})' for c in others)}"
+                f"{field_name(conflict.field)} is {mine} here but {_others(conflict, others)}"
                 f" {_where(conflict)}: {_looking(workloads)} none of them, and {_instead(conflict)}",
                 HELP,
                 related=tuple(c.setting.origin for c in others if c.setting.origin is not None),
             )
+
+
+def _others(conflict: Conflict, others: list[Claim]) -> str:
+    """Each other value once, with the first source that gives it and how many more do:
+    `50s (prod/istio.yaml:7)`, `"" (a.yaml:3 and 2 other places)`."""
+    by_value: dict[str, list[Claim]] = {}
+    for claim in others:
+        by_value.setdefault(value_text(conflict, claim), []).append(claim)
+    parts = []
+    for value, claims in by_value.items():
+        more = f" and {counted(len(claims) - 1, 'other place')}" if len(claims) > 1 else ""
+        parts.append(f"{value} ({claims[0].setting.where}{more})")
+    return listing(parts)
 
 
 def field_name(field: str) -> str:
@@ -146,7 +159,7 @@ def value_text(conflict: Conflict, claim: Claim) -> str:
         return f"{mode or 'UNSET'}" + (f" (ports {', '.join(f'{p}: {m}' for p, m in ports)})" if ports else "")
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    return str(value) if value != "" else '""'
 
 
 def _looking(workloads: int) -> str:
@@ -154,6 +167,8 @@ def _looking(workloads: int) -> str:
 
 
 def _where(conflict: Conflict) -> str:
+    if conflict.elsewhere is None:
+        return "at the same distance from some of the workloads that look for it and off the paths of the others"
     if conflict.elsewhere:
         return "elsewhere in the run, off the paths of the workloads that look for it"
     return "at the same distance from the workloads that look for it"
