@@ -199,8 +199,9 @@ def display_name(path: str) -> str:
 
 
 def helm_chart_of(path: str) -> str | None:
-    """The chart directory when `path` is one of its templates (under `templates/`, a Chart.yaml beside
-    that folder): such a file is only meaningful once Helm has rendered it."""
+    """The chart directory when `path` is one of its templates or files (under `templates/` or `files/`,
+    a Chart.yaml beside that folder): such a file is only meaningful once Helm has rendered the chart
+    (a `files/profile-*.yaml` is a values profile the chart may pick, not the mesh's configuration)."""
     if path == STDIN:
         return None
     chart = _chart_above(os.path.dirname(os.path.abspath(path)))
@@ -209,11 +210,17 @@ def helm_chart_of(path: str) -> str | None:
     return os.path.relpath(chart)
 
 
+def helm_chart_files(path: str) -> bool:
+    """Is `path` under the chart's `files/` (rather than its `templates/`)?"""
+    chart = _chart_above(os.path.dirname(os.path.abspath(path)))
+    return chart is not None and os.path.relpath(os.path.abspath(path), chart).split(os.sep, 1)[0] == "files"
+
+
 @lru_cache(maxsize=256)
 def _chart_above(directory: str) -> str | None:
     while True:
         parent = os.path.dirname(directory)
-        if os.path.basename(directory) == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
+        if os.path.basename(directory) in ("templates", "files") and os.path.isfile(os.path.join(parent, "Chart.yaml")):
             return parent
         if parent == directory:
             return None

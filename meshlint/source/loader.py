@@ -19,6 +19,7 @@ _DOC_START = re.compile(r"^---(?=\s|$)", re.M)
 _MANIFEST_KEY = re.compile(r"^[ \t-]*[\"']?(apiVersion|kind)[\"']?[ \t]*:", re.M)
 HELM_SKIP = "Helm template syntax ({{ ... }}); render it first: helm template ... | meshlint check -"
 CHART_TEMPLATE = "a template of the Helm chart in {chart}; render it first: helm template {chart} | meshlint check -"
+CHART_FILE = "a file of the Helm chart in {chart}, which its templates read; render it first: helm template {chart} | meshlint check -"
 NOT_A_MANIFEST = "not a manifest (no document has apiVersion or kind) and it does not parse as YAML"
 
 
@@ -56,7 +57,8 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
     passed over when it is a Helm template or not a manifest at all; a mesh context file never is."""
     chart = inputs.helm_chart_of(path) if input_file else None
     if chart is not None:
-        return LoadedFile(display or inputs.display_name(path), skipped=CHART_TEMPLATE.format(chart=chart))
+        part = CHART_FILE if inputs.helm_chart_files(path) else CHART_TEMPLATE
+        return LoadedFile(display or inputs.display_name(path), skipped=part.format(chart=chart))
     if data is None:
         data = inputs.read(path)
     text, problem = decode(data)
