@@ -17,10 +17,11 @@ from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
+from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
@@ -199,6 +200,8 @@ class _Context:
             folder = self.as_input.get(os.path.realpath(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
             for resource in _context_resources(self.mesh, name, decode(data)[0]):
+                if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
+                    continue  # a profile an install may pick, unless mesh.context names it
                 self.mesh.add(resource, place)
                 if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
                     sources.add(path)
