@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from meshlint.mesh.facts.bashtree import parse
 
 
@@ -25,7 +22,3 @@ def test_unparsable_text_is_kept_in_error_nodes():
     tree = parse("if then fi {{ .Values.x }}")
     assert tree.text == "if then fi {{ .Values.x }}"
 
-
-def test_the_parser_is_imported_only_when_a_script_is_parsed():
-    code = "import meshlint.cli, meshlint.mesh.workload, sys; print('tree_sitter' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -67,6 +67,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.native_sidecar:
         return
     for call in workload.quit_calls:
+        if not call.quits:
+            continue
         yield Issue(
             call.position,
             f"container {call.container.name!r} quits the proxy (`{call.command}`), but the sidecar is native ({workload.native.cited}): Kubernetes stops it by itself and restarts it if it quits early",

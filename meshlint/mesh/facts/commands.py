@@ -1,0 +1,88 @@
+"""The command model: what one container's commands do, read once and shared by every rule.
+
+The container's run command (`command` + `args`, or an Argo script's `source`), its postStart and
+preStop hooks are read as a shell runs them (`shell`), with the variables of its environment
+(`environment`). From them come the facts the rules read:
+the calls it makes before serving (startup evidence: ML101, ML102, ML402's workaround hint), the calls
+that tell a proxy to exit (ML201-ML204, and the Linkerd rules), the preStop sleep (ML302, ML303).
+Each is computed when first asked for: a plain container with no script never loads the shell parser.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from meshlint.mesh.facts import evidence, quitcalls
+from meshlint.mesh.facts.environment import Environment
+from meshlint.mesh.facts.evidence import Evidence
+from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
+from meshlint.mesh.facts.quitcalls import QuitCall
+from meshlint.mesh.facts.shell import Command, read_argv
+from meshlint.model.pod import Container
+
+
+class CommandModel:
+    """One container's commands and the facts read from them."""
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+
+    @cached_property
+    def environment(self) -> Environment:
+        return Environment(self.container)
+
+    @cached_property
+    def run(self) -> list[Command]:
+        """The commands of the container's own process: `command` + `args` (and an Argo `source`)."""
+        node = self.container.node
+        argv = [(n, key) for key in ("command", "args") for n in node.get(key).elements()]
+        source = node.get("source")
+        return read_argv(argv, self.environment.value, source if isinstance(source.value, str) else None)
+
+    @cached_property
+    def post_start(self) -> list[Command]:
+        return self._hook("postStart")
+
+    @cached_property
+    def pre_stop(self) -> list[Command]:
+        return self._hook("preStop")
+
+    def _hook(self, name: str) -> list[Command]:
+        command = self.container.node.path("lifecycle", name, "exec", "command")
+        return read_argv([(n, f"lifecycle.{name}") for n in command.elements()], self.environment.value)
+
+    # --- facts ---
+
+    @cached_property
+    def shutdown_calls(self) -> list[QuitCall]:
+        """Calls to Istio's /quitquitquit or Linkerd's /shutdown (with scuttle and linkerd-await)."""
+        if not quitcalls.has_markers(self._texts()):
+            return []
+        return quitcalls.shutdown_calls(self.container, self.run, self.environment)
+
+    @cached_property
+    def startup_calls(self) -> list[Evidence]:
+        """What the container calls before it serves: env peers, client commands, dialled addresses."""
+        found = evidence.env_evidence(self.environment) + evidence.image_evidence(self.container)
+        for piece in evidence.command_evidence(self.run + self.post_start):
+            if piece.what not in {e.what for e in found}:
+                found.append(piece)
+        return found
+
+    @cached_property
+    def outbound_ports(self) -> list[tuple[int, Evidence]]:
+        return evidence.env_ports(self.container, self.environment, self.run + self.post_start)
+
+    @cached_property
+    def prestop_sleep(self) -> PreStopSleep | None:
+        prestop = self.container.node.path("lifecycle", "preStop")
+        if not prestop.exists:
+            return None
+        return prestop_sleep(self.container, self.pre_stop)
+
+    def _texts(self) -> list[str]:
+        node = self.container.node
+        texts = [n.text or "" for key in ("command", "args") for n in node.get(key).elements()]
+        texts.extend(v.value or "" for v in self.environment.variables)
+        source = node.get("source")
+        return [*texts, source.text] if isinstance(source.value, str) and source.text else texts
