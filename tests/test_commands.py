@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.facts.commands import CommandModel
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
@@ -29,12 +30,12 @@ spec:
 """
 
 
-def model(script: str, env: str = "[]", shell: str = "sh", flag: str = "-c", image: str = "job:1") -> CommandModel:
+def model(script: str, env: str = "[]", shell: str = "sh", flag: str = "-c", image: str = "job:1", sources: EnvSources | None = None) -> CommandModel:
     body = textwrap.indent(textwrap.dedent(script).strip("\n"), " " * 10)
     text = POD.format(script=body, env=env, shell=shell, flag=flag, image=image)
     document = load_text("pod.yaml", text).documents[0]
     container = pod_templates(next(resources_of(document)))[0].containers[0]
-    return CommandModel(container)
+    return CommandModel(container, sources, "", "pod.yaml")
 
 
 def exec_model(argv: str, env: str = "[]") -> CommandModel:
@@ -316,6 +317,33 @@ def test_co_located_cloud_sql_proxy_image_is_evidence():
     assert (found.kind, found.what) == ("program", "image gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11 runs the Cloud SQL proxy")
 
 
+def test_envfrom_reads_configmap_addresses_and_secret_names_only():
+    sources = EnvSources()
+    text = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: app-config}
+data:
+  SPRING_DATASOURCE_URL: jdbc:mysql://mysql.shop.svc:3306/orders
+  LOG_LEVEL: info
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: app-secret}
+stringData:
+  REDIS_URL: redis://:hunter2@redis:6379
+"""
+    for document in load_text("config.yaml", text).documents:
+        for resource in resources_of(document):
+            sources.add(resource)
+    env = "[]\n      envFrom: [{configMapRef: {name: app-config}}, {secretRef: {name: app-secret}, prefix: APP_}]"
+    found = [(e.what, str(e)) for e in model("exec java -jar app.jar", env, sources=sources).startup_calls]
+    assert found == [
+        ("env SPRING_DATASOURCE_URL=jdbc:mysql://mysql.shop.svc:3306/orders from ConfigMap app-config", "env SPRING_DATASOURCE_URL=jdbc:mysql://mysql.shop.svc:3306/orders from ConfigMap app-config (config.yaml:5)"),
+        ("env APP_REDIS_URL from Secret app-secret", "env APP_REDIS_URL from Secret app-secret (config.yaml:12)"),
+    ]
+    assert all("hunter2" not in what for what, _ in found)
+
+
 # --- preStop sleeps ---------------------------------------------------------------------------------
 
 
@@ -357,6 +385,33 @@ def test_prestop_sleep_facts(script, env, expected):
 
 
 # --- through a whole run ------------------------------------------------------------------------------
+
+
+def test_envfrom_configmap_in_another_file_is_cited_with_its_place(tmp_path):
+    from helpers import MESHED, lint
+
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: orders}\nspec:\n  template:\n    metadata: {labels: {app: orders}}\n"
+        "    spec:\n      containers:\n        - name: orders\n          image: orders\n          envFrom: [{configMapRef: {name: orders}}]\n"
+    )
+    (tmp_path / "config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: orders}\ndata:\n  SPRING_DATASOURCE_URL: jdbc:postgresql://db:5432/orders\n"
+    )
+    report = lint([tmp_path], MESHED, base=str(tmp_path))
+    [finding] = [f for f in report.findings if f.code == "ML101"]
+    assert str(finding.severity) == "error"
+    assert finding.message.endswith(
+        f"; it calls out at startup: env SPRING_DATASOURCE_URL=jdbc:postgresql://db:5432/orders from ConfigMap orders ({tmp_path}/config.yaml:5)"
+    )
+
+
+def test_the_first_pass_composes_only_configmaps_and_secrets_that_could_matter():
+    from meshlint.mesh.envsources import might_hold_env_source
+
+    assert might_hold_env_source("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  DB_HOST: db\n")
+    assert might_hold_env_source("apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData:\n  DATABASE_URL: x\n")
+    assert not might_hold_env_source("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  app.yaml: |\n    port: 8080\n")
+    assert not might_hold_env_source("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n  # http://x:8080\n")
 
 
 def test_a_run_on_a_manifest_without_scripts_never_loads_the_shell_parser(tmp_path):

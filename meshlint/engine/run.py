@@ -15,6 +15,7 @@ from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Severity
 from meshlint.mesh.context import MeshContext
+from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
@@ -126,14 +127,14 @@ def _read_context(mesh: MeshContext, path: str, text: str) -> None:
     """Compose the parts of one input that could hold mesh context, or the first sign of Istio."""
     lines: list[str] | None = None
     for line_offset, chunk in document_chunks(text):
-        context = might_hold_context(chunk)
+        context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or sign:
+                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
                     mesh.add(resource)
 
 

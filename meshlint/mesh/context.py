@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
@@ -68,6 +69,7 @@ class MeshContext:
         self.native_env: Setting[str] | None = None
         self.compatibility_version: Setting[str | None] | None = None
         self.proxy_variant: Setting[str | None] | None = None  # Helm global.variant (distroless has no shell)
+        self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
         for resource in resources:
             self.add(resource)
 
@@ -76,6 +78,7 @@ class MeshContext:
     def add(self, resource: Resource) -> None:
         """Take what the mesh context needs from one resource (the resource itself is not kept)."""
         self._note_istio(resource)
+        self.env_sources.add(resource)
         kind = resource.kind
         if kind == "Namespace":
             self.namespaces[resource.name] = Namespace(resource.name, resource.labels, resource.annotations)

@@ -125,7 +125,8 @@ class WorkloadView:
         calls it makes, its preStop sleep."""
         model = self._models.get(id(container))
         if model is None:
-            model = self._models[id(container)] = CommandModel(container)
+            owner = self.template.owner
+            model = self._models[id(container)] = CommandModel(container, self.mesh.env_sources, owner.namespace, owner.path)
         return model
 
     @cached_property

@@ -6,8 +6,8 @@ workload, nor Linkerd-meshed or ambient pods), checks that
 `holdApplicationUntilProxyStarts` is in effect (pod annotation, mesh `defaultConfig` or Helm
 `global.proxy`). Without it the finding is a warning; it is an error when the workload shows that it
 calls out before it serves, and the message lists that evidence with its lines: env values that are
-URLs, `host:port` or `*.svc` names of a peer, env names such as `DATABASE_URL` or `REDIS_HOST` whose
-value is in a Secret, commands such
+URLs, `host:port` or `*.svc` names of a peer (in the container, or from an `envFrom` ConfigMap in the
+inputs), env names such as `DATABASE_URL` or `REDIS_HOST` whose value is in a Secret, commands such
 as `migrate`, `flyway`, `wait-for`, `curl`, `nc`, `pip install`, and a co-located container that dials
 out at start (`cloud_sql_proxy`). Commands are read as the shell runs them: a comment, a file path, a
 listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a `{{ }}`

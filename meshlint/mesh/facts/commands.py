@@ -2,7 +2,7 @@
 
 The container's run command (`command` + `args`, or an Argo script's `source`), its postStart and
 preStop hooks are read as a shell runs them (`shell`), with the variables of its environment
-(`environment`). From them come the facts the rules read:
+(`environment`: `env`, `envFrom`, `configMapKeyRef`). From them come the facts the rules read:
 the calls it makes before serving (startup evidence: ML101, ML102, ML402's workaround hint), the calls
 that tell a proxy to exit (ML201-ML204, and the Linkerd rules), the preStop sleep (ML302, ML303).
 Each is computed when first asked for: a plain container with no script never loads the shell parser.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.facts import evidence, quitcalls
 from meshlint.mesh.facts.environment import Environment
 from meshlint.mesh.facts.evidence import Evidence
@@ -24,12 +25,13 @@ from meshlint.model.pod import Container
 class CommandModel:
     """One container's commands and the facts read from them."""
 
-    def __init__(self, container: Container) -> None:
+    def __init__(self, container: Container, sources: EnvSources | None = None, namespace: str = "", path: str = "") -> None:
         self.container = container
+        self._sources, self._namespace, self._path = sources, namespace, path
 
     @cached_property
     def environment(self) -> Environment:
-        return Environment(self.container)
+        return Environment(self.container, self._sources, self._namespace, self._path)
 
     @cached_property
     def run(self) -> list[Command]:

@@ -2,8 +2,8 @@
 
 A container whose first act is to reach a database, a broker or another service is the one that
 fails when the proxy is not listening yet. Evidence is a call made before the app serves: an env
-value that names a peer (or an env name such as `DATABASE_URL` whose value is not in the manifest), a
-network client, migration or
+value that names a peer (written in the container, or brought by `envFrom` / `configMapKeyRef` from a
+ConfigMap in the inputs; a Secret's keys are read by name only), a network client, migration or
 install the command model runs (`curl`, `nc`, `psql`, `flyway`, `pip install`, `cloud_sql_proxy`), or
 an address a program is given to dial. Never a value in a comment, a file path, a listen or bind
 address, the container's own loopback, a `{{ }}` placeholder, a variable that does not stand for a
