@@ -429,3 +429,32 @@ def test_a_run_on_a_manifest_without_scripts_never_loads_the_shell_parser(tmp_pa
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert result.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_job_never_completes_says_why_its_quit_call_does_not_count(tmp_path):
+    from helpers import MESHED, lint_text
+
+    text = """apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata: {}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: export
+          image: export
+          command:
+            - sh
+            - -c
+            - |
+              trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT
+              exec python export.py
+"""
+    [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML201"]
+    assert finding.message.endswith(
+        "because nothing POSTs to localhost:15020/quitquitquit; its quit call on line 16 never runs: it is in a trap, "
+        "and `exec python export.py` on line 17 replaces the shell, so the trap never runs"
+    )
+    assert finding.help.endswith("or run the program without `exec`, so the shell and its EXIT trap outlive it")

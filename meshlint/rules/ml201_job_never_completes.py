@@ -99,11 +99,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     after = f"{'containers' if len(apps) > 1 else 'container'} {listing(apps)} {'exit' if len(apps) > 1 else 'exits'}"
     failed = [c for c in workload.quit_calls if c.why_not is not None]
     tail = f"; its quit call on line {failed[0].position.line} {failed[0].why_not}" if failed else ""
+    dropped_by_exec = bool(failed) and "replaces the shell" in (failed[0].dropped or "")
+    fix = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
     yield Issue(
         workload.template.fix_position,
         f"{workload.template.title} never completes: its classic istio-proxy sidecar keeps running after "
         f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
-        f"{NATIVE_FIRST}, {TRAP_QUIT}",
+        f"{NATIVE_FIRST}, {fix}",
     )
 
 
