@@ -14,7 +14,6 @@ import re
 from typing import NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh.facts import addresses
 from meshlint.model.resource import Resource
 
 ENV_SOURCE_KINDS = frozenset(("ConfigMap", "Secret"))
@@ -56,6 +55,8 @@ class EnvSources:
     def add(self, resource: Resource) -> None:
         if resource.kind not in ENV_SOURCE_KINDS or not resource.name:
             return
+        from meshlint.mesh.facts import addresses
+
         keys: list[EnvKey] = []
         root = resource.root
         for field in ("data", "stringData") if resource.kind == "Secret" else ("data",):

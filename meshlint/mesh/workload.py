@@ -12,12 +12,9 @@ from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, 
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
-from meshlint.mesh.facts.evidence import Evidence
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
-from meshlint.mesh.facts.prestop import PreStopSleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.facts.quitcalls import ISTIO_QUIT, LINKERD_SHUTDOWN, QuitCall
 from meshlint.mesh.injection import injected_proxy
 from meshlint.mesh.istio import (
     ARGO_KILL_COMMAND_ANNOTATION,
@@ -44,6 +41,9 @@ from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext
+    from meshlint.mesh.facts.evidence import Evidence
+    from meshlint.mesh.facts.prestop import PreStopSleep
+    from meshlint.mesh.facts.quitcalls import QuitCall
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 HOLD = "holdApplicationUntilProxyStarts"
@@ -136,12 +136,12 @@ class WorkloadView:
     @cached_property
     def quit_calls(self) -> list[QuitCall]:
         """Every call to Istio's /quitquitquit made by the pod's own containers (whether it can work or not)."""
-        return [call for c in self._own_containers for call in self.commands(c).shutdown_calls if call.kind == ISTIO_QUIT]
+        return [call for c in self._own_containers for call in self.commands(c).quit_calls]
 
     @cached_property
     def linkerd_shutdown_calls(self) -> list[QuitCall]:
         """Every call to Linkerd's /shutdown (a POST to localhost:4191, `linkerd-await --shutdown`)."""
-        return [call for c in self._own_containers for call in self.commands(c).shutdown_calls if call.kind == LINKERD_SHUTDOWN]
+        return [call for c in self._own_containers for call in self.commands(c).linkerd_shutdown_calls]
 
     @cached_property
     def prestop_sleeps(self) -> list[PreStopSleep]:

@@ -27,13 +27,13 @@ _SCHEME_PORTS = {
 LOOPBACK = frozenset(("localhost", "ip6-localhost", "::1", "[::1]"))
 _LISTEN_HOSTS = frozenset(("", "0.0.0.0", "::", "[::]", "*", "[::0]"))
 # Names of settings that hold the app's own address (a value it serves or hands out), never a call.
-OWN_ADDRESS = re.compile(r"LISTEN|BIND|ADVERTISE|REDIRECT|CALLBACK|PUBLIC_?UR[LI]|EXTERNAL_?UR[LI]|ROOT_?URL|SITE_?URL|NO_PROXY", re.I)
+_OWN_ADDRESS = re.compile(r"LISTEN|BIND|ADVERTISE|REDIRECT|CALLBACK|(PUBLIC|EXTERNAL)[_-]?UR[LI]|(ROOT|SITE)[_-]?URL|NO[_-]PROXY")
 # Names of settings that hold a peer's address (or name it: DATABASE_*, REDIS*, KAFKA*): spec §5 ML101.
 ADDRESS_NAME = re.compile(r"(_URL|_URI|_DSN|_HOST|_ADDR|_ADDRESS)$|^(DATABASE_|REDIS|KAFKA|SPRING_DATASOURCE_URL$)")
 # ...of which these hold a host even when it is a bare name (`REDIS_HOST=redis-master`).
 HOST_NAME = re.compile(r"(_HOST|_HOSTS|_ADDR|_ADDRESS|_SERVER|_SERVERS)$")
 # Variables whose value is a host (Kubernetes' `<SERVICE>_SERVICE_HOST`, `DB_HOST`, `REDIS_ADDR`...).
-_HOST_VARIABLE = re.compile(r"(HOST|ADDR|ADDRESS|SERVER|ENDPOINT|SERVICE)S?(_[A-Z]+)?$", re.I)
+_HOST_VARIABLE = re.compile(r"(HOST|ADDR|ADDRESS|SERVER|ENDPOINT|SERVICE)S?(_[A-Z]+)?$")  # matched upper-cased
 _WORDS_NOT_HOSTS = frozenset(("true", "false", "yes", "no", "on", "off", "none", "null", "nil", "tcp", "udp", "unix", "auto", "default", "disabled", "enabled"))
 
 
@@ -106,6 +106,11 @@ def host_value(text: str) -> bool:
     return Address(text, None, text, None, "").remote
 
 
+def own_address(name: str) -> bool:
+    """A setting (env name, option) that holds the app's own address, never one it dials."""
+    return bool(_OWN_ADDRESS.search(name.upper()))
+
+
 def looks_like_address(name: str, value: str) -> bool:
     """A value that names a network address: a URL, `host:port`, a service name, or a bare host
     under a `*_HOST` / `*_ADDR` name."""
@@ -133,4 +138,4 @@ def _is_host(host: str) -> bool:
     literal = _VARIABLE.sub("", host).strip("{}.")
     if literal:
         return True  # `bb-p2p.$NAMESPACE`: the host is written, its namespace comes from a variable
-    return all(_HOST_VARIABLE.search(a or b) for a, b in variables)
+    return all(_HOST_VARIABLE.search((a or b).upper()) for a, b in variables)

@@ -10,15 +10,13 @@ never loads them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import tree_sitter
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class Syntax:
+class Syntax(NamedTuple):
     """A node of the tree: its grammar type, the field it fills in its parent (`condition`, `body`,
     `name`, `argument`...), where it stands in the script and its text."""
 
@@ -57,10 +55,36 @@ def _get_parser() -> tree_sitter.Parser:
     global _parser
     if _parser is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _parser = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
     return _parser
+
+
+def _bash_language() -> object:
+    """The grammar, from tree-sitter-bash's compiled binding. The package's `__init__` also imports
+    `importlib.resources` for its highlight queries, which meshlint never reads and which cost about
+    as much as the rest of the parser; so the binding is loaded on its own where it is found, and the
+    package is imported as usual otherwise."""
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("tree_sitter_bash")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_binding" + suffix)
+            if os.path.isfile(path):
+                loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+                binding = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path, loader=loader)
+                if binding is not None:
+                    module = importlib.util.module_from_spec(binding)
+                    loader.exec_module(module)
+                    language = getattr(module, "language", None)
+                    if callable(language):
+                        return language()
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
 
 
 def _char_offsets(script: str, data: bytes) -> list[int] | None:

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 from itertools import pairwise
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
-from meshlint.mesh.facts.environment import Environment
 from meshlint.mesh.facts.shell import Command, Word, basename
-from meshlint.model.pod import Container
+
+if TYPE_CHECKING:
+    from meshlint.mesh.facts.environment import Environment
+    from meshlint.model.pod import Container
 
 URL, HOST_PORT, HOST, PROGRAM, NAME = "url", "host:port", "host", "program", "name"
 
@@ -41,7 +43,7 @@ _FETCHING = {
 }
 _HOST_OPTIONS = ("-h", "--host", "--hostname")
 # Option names that say their value is a peer's address, so a bare `host:port` counts there.
-_ADDRESS_OPTION = re.compile(r"addr|host|server|endpoint|broker|peer|upstream|backend|target|connect|join|seed|redis|db|database|kafka|mongo|mysql|postgres|etcd|nats|amqp|url|uri", re.I)
+_ADDRESS_OPTION = re.compile(r"addr|host|server|endpoint|broker|peer|upstream|backend|target|connect|join|seed|redis|db|database|kafka|mongo|mysql|postgres|etcd|nats|amqp|url|uri")  # matched lower-cased
 _CLOUD_SQL_IMAGE = re.compile(r"(cloud-sql-proxy|cloudsql-proxy|gce-proxy|cloud_sql_proxy)")
 _OWN_PORT = re.compile(r"^(PORT|(SERVER|HTTP|HTTPS|GRPC|METRICS|ADMIN|MANAGEMENT|HEALTH|LISTEN|APP|WEB)_PORT)$")
 
@@ -64,7 +66,7 @@ def env_evidence(environment: Environment) -> list[Evidence]:
     found = []
     for variable in environment.variables:
         name, value = variable.name, variable.value
-        if addresses.OWN_ADDRESS.search(name):
+        if addresses.own_address(name):
             continue
         origin = f" from {variable.source}" if variable.source else ""
         if value is not None:
@@ -107,7 +109,7 @@ def env_ports(container: Container, environment: Environment, commands: list[Com
     found: list[tuple[int, Evidence]] = []
     for variable in environment.variables:
         name, value = variable.name, (variable.value or "").strip()
-        if not value or addresses.OWN_ADDRESS.search(name):
+        if not value or addresses.own_address(name):
             continue
         address = addresses.dialed(value)
         port = address.port if address is not None else None
@@ -198,12 +200,12 @@ def _named_addresses(args: list[Word], any_host_port: bool = False) -> list[tupl
         if not equals or not _SETTING.match(name):
             name, value = option, text
         option = text if text.startswith("-") and not equals else ""
-        if addresses.OWN_ADDRESS.search(name):
+        if addresses.own_address(name):
             continue
         address = addresses.parse(value)
         if address is None:
             continue
-        if address.scheme is None and ".svc" not in address.host and not (any_host_port or _ADDRESS_OPTION.search(name)):
+        if address.scheme is None and ".svc" not in address.host and not (any_host_port or _ADDRESS_OPTION.search(name.lower())):
             continue
         found.append((word, address))
     return found

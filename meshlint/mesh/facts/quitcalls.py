@@ -13,21 +13,20 @@ it, and whether an `exec` drops it.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
-from meshlint.mesh.facts.environment import Environment
+from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
 from meshlint.mesh.facts.shell import Command, Word, basename, unwrap
-from meshlint.model.pod import Container
 
-ISTIO_QUIT = "istio-quit"
-LINKERD_SHUTDOWN = "linkerd-shutdown"
+if TYPE_CHECKING:
+    from meshlint.mesh.facts.environment import Environment
+    from meshlint.model.pod import Container
+
 ISTIO_QUIT_PORTS = (15020, 15000)
 HEALTH_PORT = 15021
 LINKERD_ADMIN_PORT = 4191
-# Text without which a container makes no such call (so most containers are never read for one).
-MARKERS = ("quitquitquit", "shutdown", "scuttle", "linkerd-await")
 _PROXY_IMAGES = ("proxyv2", "istio/proxy")
 _PRINTERS = frozenset(("echo", "printf", "logger", ":", "cat", "grep"))
 
@@ -382,11 +381,6 @@ def _linkerd_await(args: list[Word], env: Environment) -> list[_Found]:
     problem = f"{disabled} is set, so linkerd-await runs the program without sending /shutdown" if disabled else None
     address = addresses.Address(f"localhost:{port}/shutdown", None, "localhost", port, "/shutdown")
     return [(LINKERD_SHUTDOWN, "linkerd-await", "POST", address, problem, None, None)]
-
-
-def has_markers(texts: list[str]) -> bool:
-    """Could these texts (argv, env values, Argo source) hold a quit or shutdown call?"""
-    return any(marker in text for text in texts for marker in MARKERS)
 
 
 def _short(text: str) -> str:

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.facts.bashtree import Syntax, parse
@@ -61,8 +60,7 @@ class Word(NamedTuple):
     place: Callable[[int], Position]  # where character i of `text` stands (near enough after escapes)
 
 
-@dataclass(frozen=True, eq=False)
-class Command:
+class Command(NamedTuple):
     """A simple command the container runs, and how the shell reaches it."""
 
     words: tuple[Word, ...]  # as written, wrappers included (see `argv`)
@@ -233,8 +231,7 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
 # --- reading a script ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Flow:
+class _Flow(NamedTuple):
     """How the statement being read is reached."""
 
     guard: str | None = None
@@ -246,32 +243,40 @@ class _Flow:
     calls: tuple[str, ...] = ()  # the functions being run, so a recursive one is read once
 
 
-@dataclass(eq=False)
-class _Trap:
+class _Trap(NamedTuple):
     action: Word
     installed: Command
     guard: str | None  # why a failing run ends before the trap is installed
 
 
-@dataclass(eq=False)
 class _Shell:
     """One shell process: its options, variables, functions and traps."""
 
-    errexit: str | None = None  # how errexit was turned on: `set -e`, `bash -ec`, a shebang
-    pipefail: bool = False
-    failing: tuple[Command, str] | None = None  # the first step whose failure ends the script, and how
-    variables: dict[str, str | None] = field(default_factory=dict)  # None: assigned, value not known
-    functions: dict[str, Syntax] = field(default_factory=dict)
-    scripts: dict[str, Script] = field(default_factory=dict)  # where each function is written
-    traps: dict[str, _Trap] = field(default_factory=dict)  # by signal
-    ended: str | None = None  # why nothing after this point runs (`exec prog`, `exit`)
-    replaced: str | None = None  # the `exec` that replaced the shell, so no trap runs
+    __slots__ = ("ended", "errexit", "failing", "functions", "pipefail", "replaced", "scripts", "traps", "variables")
+
+    def __init__(
+        self,
+        errexit: str | None = None,
+        pipefail: bool = False,
+        variables: dict[str, str | None] | None = None,
+        functions: dict[str, Syntax] | None = None,
+        scripts: dict[str, Script] | None = None,
+    ) -> None:
+        self.errexit = errexit  # how errexit was turned on: `set -e`, `bash -ec`, a shebang
+        self.pipefail = pipefail
+        self.failing: tuple[Command, str] | None = None  # the first step whose failure ends the script, and how
+        self.variables = variables if variables is not None else {}  # None values: assigned, not known
+        self.functions = functions if functions is not None else {}
+        self.scripts = scripts if scripts is not None else {}  # where each function is written
+        self.traps: dict[str, _Trap] = {}  # by signal
+        self.ended: str | None = None  # why nothing after this point runs (`exec prog`, `exit`)
+        self.replaced: str | None = None  # the `exec` that replaced the shell, so no trap runs
 
     def child(self, subshell: bool) -> _Shell:
         """A subshell keeps options, variables and functions but not traps; a new shell (`sh -c`)
         starts with none of them but the variables (exported ones; the manifest rarely says which)."""
         if subshell:
-            return _Shell(self.errexit, self.pipefail, None, dict(self.variables), dict(self.functions), dict(self.scripts))
+            return _Shell(self.errexit, self.pipefail, dict(self.variables), dict(self.functions), dict(self.scripts))
         return _Shell(variables=dict(self.variables))
 
 
@@ -298,7 +303,7 @@ class _Reader:
             if not child.named or child.type in ("comment", *skip) or child.field is not None:
                 continue
             background = i + 1 < len(children) and children[i + 1].type == "&"
-            self.statement(child, script, shell, replace(flow, background=True, tested=True) if background else flow)
+            self.statement(child, script, shell, flow._replace(background=True, tested=True) if background else flow)
 
     def statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None = None) -> None:
         kind = node.type
@@ -313,11 +318,11 @@ class _Reader:
             parts = [c for c in node.named_children() if c.type != "comment"]
             for i, part in enumerate(parts):
                 sub = shell.child(subshell=True)
-                self.statement(part, script, sub, flow if i == len(parts) - 1 or shell.pipefail else replace(flow, tested=True))
+                self.statement(part, script, sub, flow if i == len(parts) - 1 or shell.pipefail else flow._replace(tested=True))
                 shell.failing = shell.failing or sub.failing
         elif kind == "negated_command":
             for child in node.named_children():
-                self.statement(child, script, shell, replace(flow, tested=True))
+                self.statement(child, script, shell, flow._replace(tested=True))
         elif kind == "subshell":
             sub = shell.child(subshell=True)
             sub.ended = shell.ended
@@ -331,18 +336,18 @@ class _Reader:
         elif kind == "while_statement":
             for condition in node.fields("condition"):
                 if condition.named:
-                    self.statement(condition, script, shell, replace(flow, tested=True))
+                    self.statement(condition, script, shell, flow._replace(tested=True))
             for body in node.fields("body"):
-                self.statements(body, script, shell, replace(flow, conditional=True, loop=True))
+                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
         elif kind in ("for_statement", "c_style_for_statement", "select_statement"):
             for value in node.fields("value"):
                 self.substitutions(value, script, shell, flow)
             for body in node.fields("body"):
-                self.statements(body, script, shell, replace(flow, conditional=True, loop=True))
+                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
         elif kind == "case_statement":
             for item in node.children:
                 if item.type == "case_item":
-                    self.statements(item, script, shell, replace(flow, conditional=True))
+                    self.statements(item, script, shell, flow._replace(conditional=True))
         elif kind == "function_definition":
             names, bodies = node.fields("name"), node.fields("body")
             if names and bodies and shell.ended is None:
@@ -351,7 +356,7 @@ class _Reader:
         elif kind in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
             self.assignment(node, script, shell, flow)
         elif kind == "test_command":
-            self.substitutions(node, script, shell, replace(flow, tested=True))
+            self.substitutions(node, script, shell, flow._replace(tested=True))
 
     def list(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
         """`left && right`, `left || right` (tree-sitter nests longer lists to the left)."""
@@ -362,14 +367,14 @@ class _Reader:
                     self.statement(part, script, shell, flow)
             return
         left, operator, right = parts[0], parts[1].type, parts[2]
-        self.statement(left, script, shell, replace(flow, tested=True))
+        self.statement(left, script, shell, flow._replace(tested=True))
         text = _short(_one_line(left.text))
         if operator == "&&" and _is_test(left):
-            self.statement(right, script, shell, replace(flow, conditional=True))
+            self.statement(right, script, shell, flow._replace(conditional=True))
         elif operator == "&&":
-            self.statement(right, script, shell, replace(flow, guard=flow.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
+            self.statement(right, script, shell, flow._replace(guard=flow.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
         else:
-            self.statement(right, script, shell, replace(flow, conditional=True))
+            self.statement(right, script, shell, flow._replace(conditional=True))
             if _exits(right) and not (flow.tested or flow.conditional or flow.trap) and shell.failing is None and shell.ended is None:
                 # `work || exit 1`: a failing `work` ends the script, as errexit would.
                 shell.failing = (Command((), script.place(left.start), text, script.origin), f"`{text} || exit`")
@@ -377,25 +382,25 @@ class _Reader:
     def if_statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
         conditions = [c for c in node.fields("condition") if c.named and c.type != "comment"]
         for condition in conditions:
-            self.statement(condition, script, shell, replace(flow, tested=True))
+            self.statement(condition, script, shell, flow._replace(tested=True))
         text = _short("; ".join(_one_line(c.text) for c in conditions))
         work = not all(_is_test(c) for c in conditions)
         guard = flow.guard or (f"it runs inside `if {text}; then`, so a failing `{text}` skips it" if work else None)
-        self.statements(node, script, shell, replace(flow, guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
+        self.statements(node, script, shell, flow._replace(guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
         for clause in node.children:
             if clause.type == "elif_clause":
                 then = next((i for i, c in enumerate(clause.children) if c.type == "then"), len(clause.children))
                 for condition in clause.children[:then]:
                     if condition.named and condition.type != "comment":
-                        self.statement(condition, script, shell, replace(flow, tested=True, conditional=True))
+                        self.statement(condition, script, shell, flow._replace(tested=True, conditional=True))
                 for child in clause.children[then:]:
                     if child.named and child.type != "comment":
-                        self.statement(child, script, shell, replace(flow, conditional=True))
+                        self.statement(child, script, shell, flow._replace(conditional=True))
             elif clause.type == "else_clause":
-                self.statements(clause, script, shell, replace(flow, conditional=True))
+                self.statements(clause, script, shell, flow._replace(conditional=True))
 
     def assignment(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
-        self.substitutions(node, script, shell, replace(flow, tested=True))
+        self.substitutions(node, script, shell, flow._replace(tested=True))
         if shell.ended is not None:
             return
         if node.type == "unset_command":
@@ -412,7 +417,7 @@ class _Reader:
     # --- simple commands ---
 
     def command(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None) -> None:
-        self.substitutions(node, script, shell, replace(flow, tested=True))
+        self.substitutions(node, script, shell, flow._replace(tested=True))
         assignments: list[tuple[str, str]] = []
         parts: list[Syntax] = []
         for child in node.children:
@@ -436,7 +441,7 @@ class _Reader:
         name = command.words[0].text
         live = shell.ended is None
         if live and name in shell.functions and name not in flow.calls and len(flow.calls) < 8:
-            self.statements(shell.functions[name], shell.scripts[name], shell, replace(flow, calls=(*flow.calls, name)))
+            self.statements(shell.functions[name], shell.scripts[name], shell, flow._replace(calls=(*flow.calls, name)))
             self.note_failure(command, shell, flow)
             return
         if live and name == "set":
@@ -451,7 +456,7 @@ class _Reader:
             before = len(self.commands)
             nested = shell.child(subshell=False)
             nested.errexit, nested.pipefail = errexit, pipefail
-            self.program(_script_of(argv[at]), nested, replace(flow, guard=self.guard(shell, flow)))
+            self.program(_script_of(argv[at]), nested, flow._replace(guard=self.guard(shell, flow)))
             if not live:
                 self._patch(before, dropped=shell.ended)
             self.note_failure(command, shell, flow)
@@ -466,8 +471,7 @@ class _Reader:
 
     def emit(self, command: Command, shell: _Shell, flow: _Flow) -> None:
         self.commands.append(
-            replace(
-                command,
+            command._replace(
                 guard=self.guard(shell, flow),
                 conditional=flow.conditional,
                 loop=flow.loop,
@@ -491,11 +495,11 @@ class _Reader:
         """Under errexit, the first step that can fail is where a failing run stops."""
         fails = basename(command.words[0].text) not in _NEVER_FAIL
         if fails and shell.errexit and shell.failing is None and shell.ended is None and not (flow.tested or flow.trap):
-            shell.failing = (replace(command, written=_short(command.written)), shell.errexit)
+            shell.failing = (command._replace(written=_short(command.written)), shell.errexit)
 
-    def _patch(self, start: int, **changes: object) -> None:
+    def _patch(self, start: int, **changes: Any) -> None:
         for i in range(start, len(self.commands)):
-            self.commands[i] = replace(self.commands[i], **changes)  # type: ignore[arg-type]
+            self.commands[i] = self.commands[i]._replace(**changes)
 
     # --- traps ---
 
@@ -533,8 +537,8 @@ class _Reader:
         shell.traps.clear()
         for trap, signals in by_trap.values():
             before = len(self.commands)
-            handler = _Shell(variables=dict(shell.variables), functions=dict(shell.functions), scripts=dict(shell.scripts))
-            self.program(_script_of(trap.action), handler, replace(flow, trap=tuple(signals), guard=trap.guard, tested=True))
+            handler = _Shell(None, False, dict(shell.variables), dict(shell.functions), dict(shell.scripts))
+            self.program(_script_of(trap.action), handler, flow._replace(trap=tuple(signals), guard=trap.guard, tested=True))
             dropped = f"it is in a trap, and {shell.replaced}, so the trap never runs" if shell.replaced else None
             self._patch(before, guard=trap.guard, trap=tuple(signals), dropped=dropped)
 
