@@ -63,9 +63,11 @@ class CommandModel:
         return self._hook("preStop")
 
     def _hook(self, name: str) -> list[Command]:
+        command = self.container.node.path("lifecycle", name, "exec", "command")
+        if not command.is_list:
+            return []
         from meshlint.mesh.facts.shell import read_argv
 
-        command = self.container.node.path("lifecycle", name, "exec", "command")
         return read_argv([(n, f"lifecycle.{name}") for n in command.elements()], self.environment.value)
 
     # --- facts ---
