@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.facts.commands import CommandModel
@@ -458,3 +460,28 @@ spec:
         "and `exec python export.py` on line 17 replaces the shell, so the trap never runs"
     )
     assert finding.help.endswith("or run the program without `exec`, so the shell and its EXIT trap outlive it")
+
+
+# --- any script ------------------------------------------------------------------------------------
+
+
+_PIECES = st.sampled_from(
+    [
+        "set -e", "set -euo pipefail", "set +e", "./work", "exec app", "exit 1", "trap 'curl -X POST localhost:15020/quitquitquit' EXIT",
+        "trap - EXIT", "trap cleanup INT TERM", "cleanup() { curl -X POST localhost:15020/quitquitquit; }", "cleanup", "&&", "||", ";",
+        "|", "&", "\n", "if", "then", "fi", "else", "while", "do", "done", "case $x in a)", ";;", "esac", "(", ")", "{", "}", "$(", "`",
+        '"', "'", "# comment", "sleep 5", "sleep $D", "sh -c 'x'", "sh -c", "$X", "${X:-15020}", "<<EOF", "EOF", "é", "\\",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=25))
+def test_any_script_reads_without_error_and_keeps_positions_inside_it(pieces):
+    script = " ".join(pieces)
+    container = model(script)
+    for command in container.run:
+        assert command.position.line >= FIRST
+    for call in container.shutdown_calls:
+        assert call.position.line >= FIRST and call.position.column >= 1
+    assert isinstance(container.startup_calls, list)
