@@ -35,15 +35,16 @@ spec:
 def model(script: str, env: str = "[]", shell: str = "sh", flag: str = "-c", image: str = "job:1", sources: EnvSources | None = None) -> CommandModel:
     body = textwrap.indent(textwrap.dedent(script).strip("\n"), " " * 10)
     text = POD.format(script=body, env=env, shell=shell, flag=flag, image=image)
-    document = load_text("pod.yaml", text).documents[0]
-    container = pod_templates(next(resources_of(document)))[0].containers[0]
-    return CommandModel(container, sources, "", "pod.yaml")
+    return CommandModel(container_of(text), sources, "", "pod.yaml")
+
+
+def container_of(text: str):
+    """The first container of the manifest's first pod."""
+    return pod_templates(next(resources_of(load_text("pod.yaml", text).documents[0])))[0].containers[0]
 
 
 def exec_model(argv: str, env: str = "[]") -> CommandModel:
-    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n    - name: c\n      image: c\n      env: {env}\n{argv}"
-    document = load_text("pod.yaml", text).documents[0]
-    return CommandModel(pod_templates(next(resources_of(document)))[0].containers[0])
+    return CommandModel(container_of(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n    - name: c\n      image: c\n      env: {env}\n{argv}"))
 
 
 QUIT = "http://localhost:15020/quitquitquit"
@@ -67,6 +68,11 @@ def facts(call):
         "line": call.position.line,
         "column": call.position.column,
     }
+
+
+def assert_one_call(script, expected):
+    [call] = model(script).shutdown_calls
+    assert {k: v for k, v in facts(call).items() if k in expected} == expected
 
 
 def istio(tool="curl", method="POST", port=15020, path="/quitquitquit", host="localhost", **changes):
@@ -126,8 +132,7 @@ def istio(tool="curl", method="POST", port=15020, path="/quitquitquit", host="lo
     ids=lambda v: v.split("\n")[-1][:40] if isinstance(v, str) else "",
 )
 def test_quit_call_facts_by_shell_construct(script, expected):
-    [call] = model(script).shutdown_calls
-    assert {k: v for k, v in facts(call).items() if k in expected} == expected
+    assert_one_call(script, expected)
 
 
 @pytest.mark.parametrize(
@@ -179,8 +184,7 @@ def test_quit_call_facts_by_shell_construct(script, expected):
     ids=lambda v: v[:50] if isinstance(v, str) else "",
 )
 def test_quit_call_facts_by_spelling(script, expected):
-    [call] = model(script).shutdown_calls
-    assert {k: v for k, v in facts(call).items() if k in expected} == expected
+    assert_one_call(script, expected)
 
 
 @pytest.mark.parametrize(
@@ -249,7 +253,7 @@ def test_variables_are_read_from_the_container_env_and_the_script():
 )
 def test_scuttle_quits_the_proxy_when_its_program_ends(env, expected):
     text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n    - name: c\n      image: c\n      env: {env}\n      command: [scuttle, python, job.py]\n"
-    container = pod_templates(next(resources_of(load_text("pod.yaml", text).documents[0])))[0].containers[0]
+    container = container_of(text)
     [call] = CommandModel(container).shutdown_calls
     assert (call.quits, call.runs_on_failure, call.port, call.problem) == expected
     assert call.tool == "scuttle" and call.kind == "istio-quit"
@@ -314,7 +318,7 @@ def test_startup_evidence_facts(script, env, expected):
 
 def test_co_located_cloud_sql_proxy_image_is_evidence():
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: proxy, image: 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11', args: ['proj:region:db']}\n"
-    container = pod_templates(next(resources_of(load_text("pod.yaml", text).documents[0])))[0].containers[0]
+    container = container_of(text)
     [found] = CommandModel(container).startup_calls
     assert (found.kind, found.what) == ("program", "image gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11 runs the Cloud SQL proxy")
 
@@ -367,7 +371,7 @@ spec:
               - |
 {textwrap.indent(textwrap.dedent(script).strip(chr(10)), " " * 16)}
 """
-    container = pod_templates(next(resources_of(load_text("pod.yaml", text).documents[0])))[0].containers[0]
+    container = container_of(text)
     sleep = CommandModel(container).prestop_sleep
     return None if sleep is None else (sleep.seconds, sleep.position.line, sleep.position.column, sleep.form)
 
