@@ -1,8 +1,9 @@
 """A `/quitquitquit` call while native sidecars are in effect: unnecessary, and the proxy restarts.
 
 ## What it does
-Reports quit calls in pods whose Istio sidecar is native (an init container with
-`restartPolicy: Always`), as decided by the mesh context.
+Reports quit calls that would make the proxy exit (a POST that runs: not a comment, not one an
+`exec` drops) in pods whose Istio sidecar is native (an init container with `restartPolicy: Always`),
+as decided by the mesh context.
 
 ## Why is this bad?
 Kubernetes stops native sidecars itself once the main containers have finished, so Jobs complete
