@@ -100,6 +100,8 @@ def istio(tool="curl", method="POST", port=15020, path="/quitquitquit", host="lo
         # `work || exit 1` ends the script as errexit would; `work || true` does not.
         (f"./work || exit 1\ncurl -X POST {QUIT}", istio(on_failure=False, line=FIRST + 1)),
         (f"set -e\n./work || true\ncurl -X POST {QUIT}", istio(line=FIRST + 2)),
+        (f"if ! ./work; then\n  echo failed >&2\n  exit 1\nfi\ncurl -X POST {QUIT}", istio(on_failure=False, line=FIRST + 4)),
+        (f"./work || {{ echo failed >&2; exit 1; }}\ncurl -X POST {QUIT}", istio(on_failure=False, line=FIRST + 1)),
         # inside `if work; then`: only on success; inside `if [ test ]` or a case branch: no failure skips it.
         (f"if ./work; then\n  curl -X POST {QUIT}\nfi", istio(on_failure=False, line=FIRST + 1, column=13)),
         (f'if [ -n "$X" ]; then curl -X POST {QUIT}; fi', istio(line=FIRST)),

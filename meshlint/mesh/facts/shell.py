@@ -387,6 +387,13 @@ class _Reader:
         work = not all(_is_test(c) for c in conditions)
         guard = flow.guard or (f"it runs inside `if {text}; then`, so a failing `{text}` skips it" if work else None)
         self.statements(node, script, shell, flow._replace(guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
+        body = [c for c in node.children if c.named and c.field is None and c.type not in ("comment", "elif_clause", "else_clause")]
+        negated = conditions[0].named_children() if len(conditions) == 1 and conditions[0].type == "negated_command" else []
+        if negated and not _is_test(negated[0]) and body and _exits(body[-1]) and not (flow.tested or flow.conditional or flow.trap):
+            # `if ! work; then ...; exit 1; fi`: a failing `work` ends the script, as errexit would.
+            tested = _short(_one_line(negated[0].text))
+            if shell.failing is None and shell.ended is None:
+                shell.failing = (Command((), script.place(negated[0].start), tested, script.origin), f"`if ! {tested}; then ... exit`")
         for clause in node.children:
             if clause.type == "elif_clause":
                 then = next((i for i, c in enumerate(clause.children) if c.type == "then"), len(clause.children))
