@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
 URL, HOST_PORT, HOST, PROGRAM, NAME = "url", "host:port", "host", "program", "name"
 
+# Clients that open TCP connections (DNS lookups are UDP, which a classic sidecar does not capture
+# unless DNS proxying is on, so `nslookup` and `dig` are none).
 _CLIENTS = frozenset(
     (
         "curl", "wget", "nc", "ncat", "netcat", "telnet", "psql", "pg_isready", "pg_dump", "pg_restore", "mysql", "mysqladmin",
-        "mysqldump", "mongo", "mongosh", "mongodump", "mongorestore", "redis-cli", "cqlsh", "kcat", "kafkacat", "grpcurl", "nslookup",
-        "dig", "kubectl", "aws", "gsutil", "gcloud", "az", "vault", "consul", "etcdctl", "mc", "cloud_sql_proxy", "cloud-sql-proxy", "dockerize",
+        "mysqldump", "mongo", "mongosh", "mongodump", "mongorestore", "redis-cli", "cqlsh", "kcat", "kafkacat", "grpcurl", "kubectl", "aws", "gsutil", "gcloud", "az", "vault", "consul", "etcdctl", "mc", "cloud_sql_proxy", "cloud-sql-proxy", "dockerize",
     )
 )
 _MIGRATIONS = frozenset(("migrate", "flyway", "liquibase", "alembic", "goose", "dbmate", "sqitch"))
