@@ -17,6 +17,7 @@ from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
+from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
 from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
@@ -211,14 +212,14 @@ def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Reso
     """The parts of one input that could hold mesh context, or the first sign of Istio."""
     lines: list[str] | None = None
     for line_offset, chunk in document_chunks(text):
-        context = might_hold_context(chunk)
+        context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or sign:
+                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
                     yield resource
 
 

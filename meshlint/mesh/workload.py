@@ -3,20 +3,18 @@ with where it came from. Built once per workload in the second pass, from the me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Position
 from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
 from meshlint.mesh.facts import proxyconfig
+from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
-from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
-from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
 from meshlint.mesh.injection import Namespace, injected_proxy
 from meshlint.mesh.istio import (
     ARGO_KILL_COMMAND_ANNOTATION,
@@ -44,6 +42,9 @@ from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext, MeshSettings
+    from meshlint.mesh.facts.evidence import Evidence
+    from meshlint.mesh.facts.prestop import PreStopSleep
+    from meshlint.mesh.facts.quitcalls import QuitCall
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 HOLD = "holdApplicationUntilProxyStarts"
@@ -72,6 +73,7 @@ class WorkloadView:
     place: Place
     namespace: Namespace | None  # the Namespace object that decides for it, if the run holds one
     conflicts: list[Conflict]  # mesh-wide sources that disagree where it is (ML006)
+    _models: dict[int, CommandModel] = field(default_factory=dict, init=False)
 
     @property
     def owner(self) -> Resource:
@@ -124,29 +126,48 @@ class WorkloadView:
 
     # --- facts read from the pod's own commands ------------------------------------------------------
 
+    def commands(self, container: Container) -> CommandModel:
+        """The command model of one of the pod's containers, built once: what its scripts run, the
+        calls it makes, its preStop sleep."""
+        model = self._models.get(id(container))
+        if model is None:
+            owner = self.template.owner
+            model = self._models[id(container)] = CommandModel(container, self.mesh.env_sources, owner.namespace, owner.path)
+        return model
+
+    @cached_property
+    def _own_containers(self) -> list[Container]:
+        return [c for c in self.template.all_containers if c.name != PROXY_CONTAINER]
+
     @cached_property
     def quit_calls(self) -> list[QuitCall]:
-        """Every call to the proxy's /quitquitquit made by the pod's own containers."""
-        return [call for c in self.template.all_containers if c.name != PROXY_CONTAINER for call in quit_calls(c)]
+        """Every call to Istio's /quitquitquit made by the pod's own containers (whether it can work or not)."""
+        return [call for c in self._own_containers for call in self.commands(c).quit_calls]
+
+    @cached_property
+    def linkerd_shutdown_calls(self) -> list[QuitCall]:
+        """Every call to Linkerd's /shutdown (a POST to localhost:4191, `linkerd-await --shutdown`)."""
+        return [call for c in self._own_containers for call in self.commands(c).linkerd_shutdown_calls]
 
     @cached_property
     def prestop_sleeps(self) -> list[PreStopSleep]:
         """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
-        return [s for c in self.template.all_containers if (s := prestop_sleep(c)) is not None]
+        return [s for c in self.template.all_containers if (s := self.commands(c).prestop_sleep) is not None]
 
     @cached_property
     def startup_evidence(self) -> list[Evidence]:
-        """Why the app calls out as soon as it starts: a batch workload, network env, network commands."""
-        return workload_evidence(self.template, self.app_containers)
+        """What the pod's regular containers call before the app serves (a co-located container that
+        dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
+        return [e for c in self.app_containers for e in self.commands(c).startup_calls]
 
     def evidence(self, container: Container) -> list[Evidence]:
         """Network use of one container (the same signs as the startup evidence)."""
-        return container_evidence(container)
+        return self.commands(container).startup_calls
 
     @cached_property
     def outbound_ports(self) -> list[tuple[Container, int, Evidence]]:
-        """Destination ports the app's env points at (URLs, `host:port`, `*_PORT`), per container."""
-        return [(c, port, e) for c in self.template.all_containers if c.name != PROXY_CONTAINER for port, e in env_ports(c)]
+        """Destination ports the app dials (env URLs, `host:port`, `*_PORT`, its commands' calls), per container."""
+        return [(c, port, e) for c in self._own_containers for port, e in self.commands(c).outbound_ports]
 
     # --- ProxyConfig and drain ---------------------------------------------------------------------
 
