@@ -8,12 +8,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Position
+from meshlint.mesh import linkerd as linkerd_names
 from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
+from meshlint.mesh.facts.linkerdcalls import LinkerdCall, linkerd_calls
+from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
 from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
@@ -114,13 +117,37 @@ class WorkloadView:
 
     @cached_property
     def app_containers(self) -> list[Container]:
-        """The regular containers that are the application's own (not an injected istio-proxy)."""
-        return [c for c in self.template.containers if c.name != PROXY_CONTAINER]
+        """The regular containers that are the application's own (not an injected istio-proxy or linkerd-proxy)."""
+        return [c for c in self.template.containers if c.name not in (PROXY_CONTAINER, linkerd_names.PROXY_CONTAINER)]
 
     @cached_property
     def app_init_containers(self) -> list[Container]:
-        """Init containers that run before the pod's containers: not Istio's own, not native sidecars."""
-        return [c for c in self.template.init_containers if c.name not in INJECTED_INIT_CONTAINERS and not c.is_native_sidecar]
+        """Init containers that run before the pod's containers: not the mesh's own, not native sidecars."""
+        return [
+            c for c in self.template.init_containers
+            if c.name not in INJECTED_INIT_CONTAINERS and c.name not in linkerd_names.INIT_CONTAINERS and not c.is_native_sidecar
+        ]
+
+    # --- Linkerd -----------------------------------------------------------------------------------
+
+    @cached_property
+    def linkerd_proxy(self) -> LinkerdProxy:
+        """The Linkerd proxy this pod gets (ask only of a Linkerd-meshed workload): native or classic,
+        await, the /shutdown endpoint, wait-before-exit, skip ports; each with where it came from."""
+        return LinkerdProxy(self.template, self.namespace, self.settings.linkerd_helm, self.options.versions.linkerd)
+
+    @property
+    def classic_linkerd(self) -> bool:
+        return self.linkerd and not self.linkerd_proxy.native.value
+
+    @property
+    def native_linkerd(self) -> bool:
+        return self.linkerd and bool(self.linkerd_proxy.native.value)
+
+    @cached_property
+    def linkerd_calls(self) -> list[LinkerdCall]:
+        """The app's `linkerd-await` wrappers and calls to the proxy's /shutdown."""
+        return [call for c in self.template.all_containers if c.name != linkerd_names.PROXY_CONTAINER for call in linkerd_calls(c)]
 
     # --- facts read from the pod's own commands ------------------------------------------------------
 
