@@ -47,7 +47,6 @@ INHERITED = frozenset((AWAIT, ADMIN_SHUTDOWN, WAIT_BEFORE_EXIT, SHUTDOWN_GRACE_P
 INHERITED_NATIVE = {"2.20": frozenset((NATIVE_GA, NATIVE_ALPHA)), "2.19": frozenset((NATIVE_BETA, NATIVE_ALPHA)), "2.15": frozenset((NATIVE_ALPHA,))}
 
 # Version gates (reference §10, §11): each the first stable line with the change.
-AWAIT_SINCE = "2.11"
 NATIVE_SINCE = "2.15"
 SHUTDOWN_OFF_SINCE = "2.16"  # the /shutdown endpoint is off unless enabled
 NATIVE_DEFAULT_SINCE = "2.20"  # proxy.nativeSidecar defaults to true; wait-before-exit ignored when native

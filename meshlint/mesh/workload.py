@@ -245,6 +245,8 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     place = Place.of(template.owner.path)
     namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
     classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+    if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
+        namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
     labels = {k: v.text or "" for k, v in template.labels().items()}
     _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
@@ -271,6 +273,21 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         namespace=namespace,
         conflicts=[c for c in (*settings.conflicts, namespace_conflict, *policy_conflicts) if c is not None],
     )
+
+
+def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOptions) -> bool:
+    """Would the definitions of the pod's namespace (or none of them) mesh it differently? When every
+    one gives the same verdict, and the same Linkerd settings to inherit, their disagreement changes
+    nothing for this pod, and is no conflict for it (ML006)."""
+    found = [ns for ns, _ in mesh.namespaces.get(template.owner.namespace, ())]
+    outcomes = set()
+    for namespace in (None, *found):
+        verdict = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+        inherited: tuple[tuple[str, str | None], ...] = ()
+        if verdict.mesh == LINKERD and namespace is not None:
+            inherited = tuple(sorted((k, v.text) for k, v in namespace.annotations.items() if k in linkerd_names.INHERITED or "native-sidecar" in k))
+        outcomes.add((verdict.mesh, verdict.revision, inherited))
+    return len(outcomes) > 1
 
 
 def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | None:

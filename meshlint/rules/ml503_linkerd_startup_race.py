@@ -3,9 +3,9 @@
 ## What it does
 For pods that Linkerd meshes, reports `config.linkerd.io/proxy-await: disabled` (on the pod template
 or inherited from the namespace) and Helm `proxy.await: false`, unless every app container runs its
-program under a `linkerd-await` wrapper. A Linkerd release before 2.11 (`--linkerd-version`) has no
-proxy-await at all. Evidence that the app calls out as soon as it starts (the same as ML101) makes it
-an error.
+program under a `linkerd-await` wrapper. Evidence that the app calls out as soon as it starts (the
+same as ML101) makes it an error. A proxy that `linkerd inject` already rendered is judged by what it
+has: the postStart hook or the startupProbe.
 
 ## Why is this bad?
 Linkerd orders startup by default: a classic proxy is injected first with a postStart hook that runs
@@ -81,8 +81,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.linkerd:
         return
     proxy = workload.linkerd_proxy
-    awaits = proxy.awaits
-    if awaits.value:
+    disabled = proxy.await_disabled
+    if disabled is None:
         return
     wrapped = {call.container.name for call in workload.linkerd_calls if call.waits and call.disabled_by is None}
     unwrapped = [c for c in workload.app_containers if c.name not in wrapped]
@@ -95,18 +95,18 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     what = "the native proxy's startupProbe" if native else "the classic proxy's postStart linkerd-await hook"
     message = (
         f"{workload.template.title} can start before its Linkerd proxy is ready ({proxy.assumed}, "
-        f"{'native' if native else 'classic'} proxy): {awaits.cited} leaves out {what}, and "
+        f"{'native' if native else 'classic'} proxy): {disabled.cited} leaves out {what}, and "
         f"{listing(repr(n) for n in sorted(names))} {'run' if len(names) > 1 else 'runs'} without a linkerd-await wrapper"
     )
     if evidence:
         message += "; it calls out at startup: " + listing(str(e) for e in evidence[:5])
     yield Issue(
-        workload.point_at(awaits),
+        workload.point_at(disabled),
         message,
         f"remove {AWAIT}: disabled (or write enabled) and leave Helm proxy.await at its default true, or run the program "
         "as `linkerd-await -- <program>` (the binary must be in the app image)",
         Severity.ERROR if evidence else None,
-        related=origins(awaits),
+        related=origins(disabled),
     )
 
 

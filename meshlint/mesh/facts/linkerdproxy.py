@@ -18,7 +18,6 @@ from meshlint.mesh import linkerd
 from meshlint.mesh.linkerd import (
     ADMIN_SHUTDOWN,
     AWAIT,
-    AWAIT_SINCE,
     DEFAULT_SKIP_PORTS,
     GO_BOOLS,
     INHERITED,
@@ -161,22 +160,23 @@ class LinkerdProxy:
         return self.native.origin is None and self.version is None
 
     @cached_property
-    def awaits(self) -> Setting[bool]:
-        """Does the app wait for the proxy (postStart linkerd-await, or the native startupProbe)?"""
+    def await_disabled(self) -> Setting[str] | None:
+        """What turns proxy-await off, when something does: the annotation (the pod's, or inherited
+        from its namespace) or Helm `proxy.await: false`. Then a classic proxy loses its postStart
+        linkerd-await hook and a native one its startupProbe (§11.2.2). A proxy `linkerd inject` already
+        rendered with the hook or the probe waits, whatever its annotations say."""
         proxy = self.injected
         if proxy is not None:
-            if proxy.init:
-                return Setting(proxy.has_startup_probe, proxy.position, "the injected native linkerd-proxy's startupProbe", local=True)
             hook = proxy.node.path("lifecycle", "postStart", "exec", "command")
-            waits = any("linkerd-await" in (n.text or "") for n in hook.elements())
-            return Setting(waits, hook.pos if hook.exists else proxy.position, "the injected linkerd-proxy's postStart hook", local=True)
-        if self._since(AWAIT_SINCE) is False:
-            return Setting(False, None, f"{self.assumed} has no proxy-await (from 2.11)")
+            if proxy.has_startup_probe or any("linkerd-await" in (n.text or "") for n in hook.elements()):
+                return None
+            own = self.template.annotations().get(AWAIT)
+            return Setting(own.text or "", own.pos, f"{AWAIT}: disabled on the pod template", local=True) if own is not None and own.text == "disabled" else None
         setting = self.annotation(AWAIT)
         if setting is not None and setting.value in linkerd.ENABLED_DISABLED:
-            return setting.derived(setting.value == "enabled")
+            return setting if setting.value == "disabled" else None
         helm = self.helm_bool("proxy.await")
-        return helm if helm is not None else Setting(True, None, "proxy-await is enabled by default")
+        return helm.derived("disabled") if helm is not None and helm.value is False else None
 
     @cached_property
     def shutdown_endpoint(self) -> Setting[bool]:
