@@ -114,7 +114,7 @@ def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
         yield Issue(
             container.position,
             f"{container.label} uses the network ({listing(str(e) for e in evidence[:3])}) but runs before the classic "
-            f"linkerd-proxy starts ({proxy.assumed}, {proxy.native.cited}): unmeshed (no mTLS) without the Linkerd CNI plugin, "
+            f"linkerd-proxy starts ({proxy.mode}): unmeshed (no mTLS) without the Linkerd CNI plugin, "
             "no network at all with it",
             f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which start the proxy before "
             f"init containers; or run it as the proxy's UID (securityContext.runAsUser: {linkerd.PROXY_UID}), which the proxy "

@@ -59,6 +59,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.linkerdproxy import said
 from meshlint.mesh.istio import NATIVE_ANNOTATION, NATIVE_ENV
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
@@ -95,7 +96,7 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
         # Asked for by an annotation or a Helm value: Linkerd's injector renders it whatever the cluster runs.
         yield Issue(
             subject.point_at(native),
-            f"{native.cited} asks Linkerd ({subject.linkerd_proxy.assumed}) for a native proxy sidecar, but {_why(version)}",
+            f"{said(native)} asks Linkerd ({subject.linkerd_proxy.assumed}) for a native proxy sidecar, but {_why(version)}",
             "upgrade to Kubernetes 1.29 or later first, or keep the classic proxy (remove the annotation, Helm proxy.nativeSidecar: false)",
             related=origins(native),
         )

@@ -68,6 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.linkerdproxy import said
 from meshlint.mesh.linkerd import AWAIT
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
@@ -95,7 +96,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     what = "the native proxy's startupProbe" if native else "the classic proxy's postStart linkerd-await hook"
     message = (
         f"{workload.template.title} can start before its Linkerd proxy is ready ({proxy.assumed}, "
-        f"{'native' if native else 'classic'} proxy): {disabled.cited} leaves out {what}, and "
+        f"{'native' if native else 'classic'} proxy): {said(disabled)} leaves out {what}, and "
         f"{listing(repr(n) for n in sorted(names))} {'run' if len(names) > 1 else 'runs'} without a linkerd-await wrapper"
     )
     if evidence:

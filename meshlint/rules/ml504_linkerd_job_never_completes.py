@@ -88,7 +88,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         endpoint = f" and, on Linkerd 2.16+, enable the endpoint with the pod annotation {ADMIN_SHUTDOWN}: enabled"
     yield Issue(
         workload.template.fix_position,
-        f"{workload.template.title} never completes: its classic linkerd-proxy ({proxy.native.cited}) keeps running after "
+        f"{workload.template.title} never completes: its linkerd-proxy ({proxy.mode}) keeps running after "
         f"{after}, because nothing runs linkerd-await --shutdown or POSTs to localhost:4191/shutdown",
         f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which Kubernetes stops when "
         f"the work ends; or run the program as `linkerd-await --shutdown -- <program>` (the binary in the app image){endpoint}",

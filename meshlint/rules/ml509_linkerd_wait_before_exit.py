@@ -68,6 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.linkerdproxy import said
 from meshlint.mesh.linkerd import NATIVE_DEFAULT_SINCE, WAIT_BEFORE_EXIT
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
@@ -89,7 +90,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if native.value and proxy.version is not None and at_least(proxy.version, NATIVE_DEFAULT_SINCE):
         yield Issue(
             where,
-            f"{wait.cited}: {proxy.assumed} ignores proxy-wait-before-exit-seconds for native sidecars ({native.cited}), so the "
+            f"{said(wait)}: {proxy.assumed} ignores proxy-wait-before-exit-seconds for native sidecars ({proxy.mode}), so the "
             "proxy gets no preStop delay",
             "drop it: a native proxy is stopped only after the app containers have exited; to give the app time to drain, "
             "give the app container its own preStop sleep within terminationGracePeriodSeconds",
@@ -98,9 +99,10 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         )
         return
     if native.value:
+        fails = "fails" if proxy.version is not None else "(2.15-2.19; 2.20+ ignores the wait) fails"
         yield Issue(
             where,
-            f"{wait.cited} with native sidecars ({native.cited}): {proxy.assumed} fails the injection (\"proxy.nativeSidecar and "
+            f"{said(wait)} with native sidecars ({proxy.mode}): Linkerd {fails} the injection (\"proxy.nativeSidecar and "
             "waitBeforeExitSeconds cannot be used simultaneously\"), so the pod is rejected",
             f"remove {WAIT_BEFORE_EXIT} (a native proxy is stopped after the app exits), or keep the classic proxy",
             related=origins(wait, native),
@@ -110,7 +112,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if grace.value is not None and wait.value >= grace.value:
         yield Issue(
             where,
-            f"{wait.cited} is not below terminationGracePeriodSeconds {grace.value} ({grace.where}): the kubelet kills the classic "
+            f"{said(wait)} is not below terminationGracePeriodSeconds {grace.value} ({grace.where}): the kubelet kills the classic "
             f"Linkerd proxy ({proxy.assumed}) while it still waits, together with the app's last connections",
             f"raise terminationGracePeriodSeconds above {wait.value} (and the app's own shutdown time), or lower the wait",
             related=origins(wait, grace),

@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.linkerdproxy import port_ranges
+from meshlint.mesh.facts.linkerdproxy import port_ranges, said
 from meshlint.mesh.linkerd import DEFAULT_SKIP_PORTS, OPAQUE_PORTS, PROXY_PORTS, SKIP_INBOUND, SKIP_SUBNETS
 from meshlint.mesh.setting import Setting, origins
 from meshlint.mesh.workload import WorkloadView
@@ -85,7 +85,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         policy = f"; Server {governed} governs a skipped port, and its policy is never enforced there" if governed else ""
         yield Issue(
             workload.point_at(proxy.skip_inbound),
-            f"{proxy.skip_inbound.cited}: inbound traffic to {inbound} bypasses the Linkerd proxy ({proxy.assumed}): meshed clients "
+            f"{said(proxy.skip_inbound)}: inbound traffic to {inbound} bypasses the Linkerd proxy ({proxy.assumed}): meshed clients "
             f"send it plaintext, and no Server or AuthorizationPolicy applies{policy}",
             f'if the port speaks a server-first protocol, mark it opaque instead ({OPAQUE_PORTS}: "{inbound}"), which keeps mTLS; '
             f"otherwise remove {SKIP_INBOUND}, which is meant for debugging",
@@ -96,7 +96,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if outbound:
         yield Issue(
             workload.point_at(proxy.skip_outbound),
-            f"{proxy.skip_outbound.cited}: calls to {outbound} bypass the Linkerd proxy ({proxy.assumed}) and leave without mTLS "
+            f"{said(proxy.skip_outbound)}: calls to {outbound} bypass the Linkerd proxy ({proxy.assumed}) and leave without mTLS "
             "or workload identity",
             f'mark the port opaque instead ({OPAQUE_PORTS}: "{outbound}" on the server\'s pods), which keeps mTLS; if the skip '
             "lets an init container reach the network, native sidecars start the proxy before init containers",
@@ -106,7 +106,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if subnets.value and subnets.value.strip():
         yield Issue(
             workload.point_at(subnets),
-            f"{subnets.cited}: traffic to {subnets.value} bypasses the Linkerd proxy ({proxy.assumed}) in both directions, without "
+            f"{said(subnets)}: traffic to {subnets.value} bypasses the Linkerd proxy ({proxy.assumed}) in both directions, without "
             "mTLS or policy",
             f"remove {SKIP_SUBNETS} unless those networks are outside the mesh on purpose (a node-local DNS or metadata service)",
             related=origins(subnets),

@@ -68,6 +68,11 @@ def native_annotation_for(version: Version | None) -> str:
     return f'{linkerd.NATIVE_ALPHA}: "true" (Kubernetes 1.29+)'
 
 
+def said(setting: Setting[Any]) -> str:
+    """How a message cites a setting: what it is, and where when that is not where the finding points."""
+    return setting.note if setting.local and setting.note else setting.cited
+
+
 class LinkerdProxy:
     """The effective Linkerd proxy settings of one pod template."""
 
@@ -150,9 +155,19 @@ class LinkerdProxy:
         if helm is not None:
             return helm
         if self.version is None:
-            return Setting(False, None, f"{VERSION_UNKNOWN}: classic assumed (2.20 and later default to native sidecars)")
+            return Setting(False, None, f"{VERSION_UNKNOWN}, so classic assumed; 2.20 and later default to native sidecars")
         native = at_least(self.version, NATIVE_DEFAULT_SINCE)
         return Setting(native, None, f"{self.assumed} {'defaults to native sidecars' if native else 'defaults to a classic proxy'}")
+
+    @property
+    def mode(self) -> str:
+        """The proxy's kind, why, and the release assumed, each once: `Linkerd 2.19 defaults to a classic
+        proxy`, `native: config...: "true" on the pod template, Linkerd version unknown`."""
+        native = self.native
+        kind = "native" if native.value else "classic"
+        if native.origin is None:
+            return native.note  # a release's default: the note names the release and the kind
+        return f"{kind}: {said(native)}, {self.assumed}"
 
     @property
     def native_assumed(self) -> bool:
@@ -195,8 +210,7 @@ class LinkerdProxy:
         helm = self.helm_bool("proxy.enableShutdownEndpoint")
         if helm is not None:
             return helm
-        since = "since 2.16" if self.version is not None else "since 2.16 (Linkerd version unknown)"
-        return Setting(False, None, f"the /shutdown endpoint is off by default {since}")
+        return Setting(False, None, "the /shutdown endpoint is off by default since 2.16")
 
     @cached_property
     def wait_before_exit(self) -> Setting[Any] | None:
