@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterable
 
 from meshlint.engine.governance import Governing
-from meshlint.mesh import linkerdsource
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.istio import REV_LABEL
 from meshlint.mesh.scope import Place
@@ -39,6 +38,8 @@ def is_mesh_wide(resource: Resource) -> bool:
     if kind == "MutatingWebhookConfiguration":
         return REV_LABEL in resource.labels or resource.name.startswith("istio")
     if kind == LINKERD_HELM_VALUES:
+        from meshlint.mesh import linkerdsource
+
         return bool(linkerdsource.claims(resource))
     if kind in MESH_CONFIG_KINDS:
         source = mesh_source(resource)

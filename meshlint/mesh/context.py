@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh import linkerdsource
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
     ISTIO_API_SUFFIX,
@@ -24,7 +23,7 @@ from meshlint.mesh.istio import (
     REV_LABEL,
     is_pod_key,
 )
-from meshlint.mesh.linkerd import LINKERD_API_SUFFIX
+from meshlint.mesh.linkerd import LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
@@ -98,8 +97,8 @@ class MeshSettings:
             if setting.value is None:
                 continue  # a complete MeshConfig that leaves the field to its default
             group, _, name = key.partition(".")
-            if key.startswith(linkerdsource.PREFIX):
-                self.linkerd_helm[key[len(linkerdsource.PREFIX) :]] = setting
+            if key.startswith(LINKERD_FIELD_PREFIX):
+                self.linkerd_helm[key[len(LINKERD_FIELD_PREFIX) :]] = setting
             elif group == "proxy":
                 self.default_config[name] = setting
             elif group == "proxyMetadata":
@@ -175,6 +174,8 @@ class MeshContext:
         elif kind == "MutatingWebhookConfiguration":
             self._note_tag(resource)
         elif kind == LINKERD_HELM_VALUES:
+            from meshlint.mesh import linkerdsource
+
             for key, setting in linkerdsource.claims(resource):
                 self.claims.setdefault(("", key), []).append(Claim(setting, where))
             self._settings.clear()

@@ -54,6 +54,7 @@ DEFAULT_SKIP_PORTS = "4567,4568"  # proxyInit.ignoreInboundPorts / ignoreOutboun
 AWAIT_DISABLING_ENV = ("LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED")
 SHUTDOWN_ENV = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED"
 LINKERD_API_SUFFIX = ".linkerd.io"
+LINKERD_FIELD_PREFIX = "linkerd:"  # how the mesh context names a Linkerd Helm value among its claims
 
 
 class LinkerdDecision(NamedTuple):

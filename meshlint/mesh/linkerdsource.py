@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from meshlint.mesh.linkerd import LINKERD_FIELD_PREFIX as PREFIX
 from meshlint.mesh.setting import Setting
 from meshlint.model.resource import Resource
 
-PREFIX = "linkerd:"
 # The chart's values the Linkerd facts read, as (section, key).
 READ = (
     ("proxy", "await"),

@@ -15,8 +15,6 @@ from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
-from meshlint.mesh.facts.linkerdcalls import LinkerdCall, linkerd_calls
-from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
 from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
@@ -47,6 +45,8 @@ from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext, MeshSettings
+    from meshlint.mesh.facts.linkerdcalls import LinkerdCall
+    from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 HOLD = "holdApplicationUntilProxyStarts"
@@ -133,7 +133,10 @@ class WorkloadView:
     @cached_property
     def linkerd_proxy(self) -> LinkerdProxy:
         """The Linkerd proxy this pod gets (ask only of a Linkerd-meshed workload): native or classic,
-        await, the /shutdown endpoint, wait-before-exit, skip ports; each with where it came from."""
+        await, the /shutdown endpoint, wait-before-exit, skip ports; each with where it came from.
+        Loaded when first asked for: a run without Linkerd-meshed pods never imports it."""
+        from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
+
         return LinkerdProxy(self.template, self.namespace, self.settings.linkerd_helm, self.options.versions.linkerd)
 
     @property
@@ -147,6 +150,8 @@ class WorkloadView:
     @cached_property
     def linkerd_calls(self) -> list[LinkerdCall]:
         """The app's `linkerd-await` wrappers and calls to the proxy's /shutdown."""
+        from meshlint.mesh.facts.linkerdcalls import linkerd_calls
+
         return [call for c in self.template.all_containers if c.name != linkerd_names.PROXY_CONTAINER for call in linkerd_calls(c)]
 
     # --- facts read from the pod's own commands ------------------------------------------------------
