@@ -202,3 +202,9 @@ def test_linkerd_version_flag_and_config(tmp_path):
     (tmp_path / ".meshlint.yaml").write_text("linkerd-version: 2.16\n", encoding="utf-8")
     result = runner.invoke(main, ["check", str(path), "--config", str(tmp_path / ".meshlint.yaml")])
     assert result.exit_code == 2
+
+
+def test_empty_pod_value_is_as_if_unset():
+    """`isInjectAnnotationValid` takes "" as valid: the namespace's enabled then injects the pod."""
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations: {linkerd.io/inject: enabled}\n"
+    assert proxy(job('{linkerd.io/inject: ""}'), namespace).native.value is False  # meshed (proxy() asserts it)

@@ -101,7 +101,7 @@ def decide(
         return LinkerdDecision(False, "the pod already has a proxy sidecar")
     if ns is not None and ns_value not in INJECT_VALUES and ns_value != "":
         return LinkerdDecision(False, f'namespace {namespace} has {INJECT_ANNOTATION}: "{ns_value}", which is not enabled, disabled or ingress, so nothing in it is injected', ns.pos)
-    if pod is not None and pod_value not in INJECT_VALUES:
+    if pod is not None and pod_value not in INJECT_VALUES and pod_value != "":  # "" is as if unset (isInjectAnnotationValid)
         return LinkerdDecision(False, f'the pod template has {INJECT_ANNOTATION}: "{pod_value}", which is not enabled, disabled or ingress', pod.pos)
     if ns is not None and ns_value in ("enabled", "ingress"):
         if pod_value == "disabled":

@@ -2,7 +2,7 @@
 
 ## What it does
 Reports a `linkerd.io/inject` annotation whose value is not `enabled`, `disabled` or `ingress`, on a
-pod template or on a Namespace.
+pod template or on a Namespace (an empty value counts as unset, as the injector reads it).
 
 ## Why is this bad?
 Linkerd's vocabulary is `enabled`/`disabled`, not Istio's `true`/`false`. The proxy injector checks the
@@ -54,7 +54,7 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
     if isinstance(subject, WorkloadView):
         node = subject.template.annotations().get(INJECT_ANNOTATION)
         # A value that is not a string is ML404's: the API server rejects it before Linkerd sees it.
-        if node is not None and isinstance(node.value, str) and node.value not in INJECT_VALUES:
+        if node is not None and isinstance(node.value, str) and node.value not in INJECT_VALUES and node.value != "":
             yield Issue(
                 node.pos,
                 f'{INJECT_ANNOTATION}: "{node.value}" on the pod template of {subject.template.title} is not enabled, disabled '
