@@ -120,6 +120,12 @@ def test_native_sidecar_names_and_vocabulary(name, value, linkerd, native):
     assert proxy(job(f"{{linkerd.io/inject: enabled, {name}: {value}}}"), linkerd=linkerd).native.value is native
 
 
+def test_the_first_native_name_present_decides_even_when_it_does_not_parse():
+    both = '{linkerd.io/inject: enabled, config.linkerd.io/proxy-enable-native-sidecar: enabled, config.alpha.linkerd.io/proxy-enable-native-sidecar: "false"}'
+    assert proxy(job(both), linkerd="2.20").native.value is True  # the 2.20 default: the alpha opt-out is never read
+    assert proxy(job(both), linkerd="2.19").native.value is False  # 2.19 does not know the GA name: the alpha one decides
+
+
 @pytest.mark.parametrize("linkerd, native", [("2.19", False), ("2.20", True)])
 def test_namespace_beta_opt_out_is_lost_on_2_20(linkerd, native):
     """2.20 copies the GA and alpha native-sidecar names from a namespace, not the beta one (§11.1.6)."""

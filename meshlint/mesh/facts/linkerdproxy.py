@@ -145,12 +145,16 @@ class LinkerdProxy:
             return Setting(proxy.init, proxy.position, how, local=True)
         if self._since(NATIVE_SINCE) is False:
             return Setting(False, None, f"{self.assumed} has no native sidecars (from 2.15)")
+        # The first name present decides, GA over beta over alpha; a value ParseBool rejects is dropped
+        # without falling back to the next name (`ApplyAnnotationOverrides`: if / else if on presence).
         for name, since in NATIVE_ANNOTATIONS:
             if self._since(since) is False:
                 continue  # an older injector does not read this name
             setting = self.annotation(name)
-            if setting is not None and setting.value in GO_BOOLS:
-                return setting.derived(GO_BOOLS[setting.value])
+            if setting is not None:
+                if setting.value in GO_BOOLS:
+                    return setting.derived(GO_BOOLS[setting.value])
+                break
         helm = self.helm_bool("proxy.nativeSidecar")
         if helm is not None:
             return helm
