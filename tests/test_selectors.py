@@ -35,10 +35,10 @@ def codes(settings):
     [
         ({"select": ["ml10"]}, ["ML101", "ML102", "ML103", "ML104", "ML105"]),
         ({"select": "ML1", "ignore": ["Startup-Race", "ml102,ML103"]}, ["ML104", "ML105"]),
-        ({"select": ["all"], "ignore": ["ML0", "ML1", "ML2", "ml3"]}, ["ML401", "ML402", "ML403", "ML404"]),
+        ({"select": ["all"], "ignore": ["ML0", "ML1", "ML2", "ml3", "ML5"]}, ["ML401", "ML402", "ML403", "ML404"]),
         ({"select": ["ML00"], "extend-select": ["ml101", "job-never-completes"]}, [*(f"ML00{n}" for n in range(1, 9)), "ML101", "ML201"]),
-        ({"ignore": ["ML1", "ML2", "ML3", "ML4"], "extend-ignore": ["ML00"]}, []),
-        ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML0"], "extend-select": ["ML101"]}, []),  # ignore wins
+        ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML5"], "extend-ignore": ["ML00"]}, []),
+        ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML5", "ML0"], "extend-select": ["ML101"]}, []),  # ignore wins
     ],
 )
 def test_selectors_in_config(settings, expected):
