@@ -220,6 +220,9 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
 @click.option("--stdin-filename", help='The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.')
 @click.option("--fail-on-skipped", is_flag=True, default=None, help="Exit 1 when any input was passed over whole (a Helm template, not a manifest).")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes --fix would make as a unified diff and write nothing; exit 1 when there is one.")
+@click.option("--unsafe-fixes", is_flag=True, help="Fixes that change behaviour beyond the finding count too: --fix and --diff apply them, [*] marks them.")
 @click.pass_context
 @_guarded
 def check(
@@ -228,7 +231,8 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None = None, fail_on_skipped: bool | None = None,
+    stdin_filename: str | None = None, fail_on_skipped: bool | None = None, fix: bool = False, show_diff: bool = False,
+    unsafe_fixes: bool = False,
 ) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".").
 
@@ -237,6 +241,11 @@ def check(
     --format just before it; a --format without an --output writes to stdout
     (one at most). An --output before every --format goes with the first one.
       meshlint check . --format sarif --output meshlint.sarif --format text
+
+    \b
+    --fix applies the fixes marked [*] and lints again until nothing is left
+    to fix; a fix that would leave a finding that was not there before is
+    not applied (a note says why). --diff shows them and writes nothing.
 
     \b
     Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
@@ -299,11 +308,26 @@ def check(
 
         changed = changes.changed_lines(diff_base)
 
+    if show_diff and (fmt or output):
+        raise click.UsageError("--diff prints the diff on stdout; it takes no --format or --output")
+
     rules = load_rules()
     _started()
-    report = run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
 
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes
+    def lint() -> Any:
+        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
+
+    fixing: list[str] = []
+    if fix or show_diff:
+        gate = _gate(entries if not write_baseline else None, changed)
+        report, fixing = _fixed(lint, write=fix and not show_diff, unsafe=unsafe_fixes, gate=gate, quiet=quiet)
+        if show_diff:
+            sys.exit(EXIT_FINDINGS if fixing else EXIT_CLEAN)
+    else:
+        report = lint()
+    report.unsafe_fixes = unsafe_fixes
+
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes + fixing
     if write_baseline:
         entries = baseline.write(write_baseline, report.findings, report.root)
         notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
@@ -321,6 +345,59 @@ def check(
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _gate(entries: Any, changed: Any) -> Callable[[Any], set[str]] | None:
+    """The fingerprints a baseline and --diff-base leave in a report: --fix fixes only what it shows."""
+    if entries is None and changed is None:
+        return None
+
+    def shown(report: Any) -> set[str]:
+        import dataclasses
+
+        from meshlint.engine import baseline, changes
+
+        probe = dataclasses.replace(report, findings=list(report.findings), summary=dataclasses.replace(report.summary))
+        if entries is not None:
+            baseline.apply(probe, entries)
+        if changed is not None:
+            changes.apply(probe, changed)
+        return {f.fingerprint for f in probe.findings}
+
+    return shown
+
+
+def _fixed(lint: Callable[[], Any], *, write: bool, unsafe: bool, gate: Callable[[Any], set[str]] | None, quiet: bool) -> tuple[Any, list[str]]:
+    """A --fix (`write`) or --diff session: the report of what remains, and notes for stderr. With
+    --diff, the diff goes to stdout, and the notes are printed here (no report follows); the list it
+    returns is empty exactly when there is nothing to fix."""
+    from meshlint.fix import files
+    from meshlint.fix.rounds import fix_session
+
+    outcome = fix_session(lint, unsafe=unsafe, eligible=gate)
+    report, notes = outcome.report, list(outcome.notes)
+    changed = outcome.changed
+    unwritable = [f for f in outcome.first.findings if f.fixable(unsafe) and f.path not in outcome.first.writable]
+    if unwritable:
+        notes.append(f"{len(unwritable)} fixable finding{'s are' if len(unwritable) != 1 else ' is'} in stdin or files not given, which --fix never writes")
+    if not write:
+        try:
+            for piece in files.diff(outcome):
+                click.echo(piece, nl=False)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_closed()
+        count = len(changed)
+        notes.append(f"would fix {outcome.gone} finding{'s' if outcome.gone != 1 else ''} in {count} file{'s' if count != 1 else ''}")
+        if not quiet:
+            for note in notes:
+                click.echo(f"meshlint: {note}", err=True)
+        return report, ["diff"] if changed else []
+    notes.extend(files.write(outcome))
+    report.summary.fixed = outcome.gone
+    if changed:
+        notes.append(f"fixed {outcome.gone} finding{'s' if outcome.gone != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}")
+    return report, notes
 
 
 def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool) -> None:

@@ -65,16 +65,21 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Position, Severity
+from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
+
 _RETYPE = "give the field the type ProxyConfig declares (see `meshlint explain ML002`)"
 
 
-@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG))
+@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG), fix="safe")
 def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issue]:
     if isinstance(subject, MeshSource):
         # Type errors in the mesh-wide defaultConfig; unknown keys there are reported by ML004.
@@ -97,9 +102,18 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
         if schema_problem.unknown_key:
             hint = schema_problem.suggestion
             help_text = f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant"
-            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING)
+            fix = _rename(annotation, schema_problem.field, hint) if hint else None
+            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING, fix=fix)
         else:
             yield Issue(schema_problem.position, f"{schema_problem.message}; the injector rejects the pod", _RETYPE)
+
+
+def _rename(annotation: ProxyConfigAnnotation, key: str, hint: str) -> Fix | None:
+    from meshlint.fix import mapping, proxy_config
+
+    assert annotation.body is not None
+    change = proxy_config.inside(annotation.node, proxy_config.rename_field(annotation.body, key, hint))
+    return mapping.as_fix(f"rename {key} to {hint}", annotation.node, change)
 
 
 RULE = check

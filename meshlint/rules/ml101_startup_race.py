@@ -68,13 +68,18 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.istio import PROXY_CONFIG_ANNOTATION
 from meshlint.mesh.setting import origins
-from meshlint.mesh.workload import VERSIONS_UNKNOWN, WorkloadView
+from meshlint.mesh.workload import HOLD, VERSIONS_UNKNOWN, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 from meshlint.wording import listing
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
 
@@ -98,6 +103,7 @@ def native_hint(workload: WorkloadView) -> str:
     severity=Severity.WARNING,
     scope=WORKLOAD,
     kinds=WORKLOAD_KINDS,
+    fix="safe",
     options={
         "require-evidence": {
             "type": "boolean",
@@ -127,7 +133,29 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{HOLD_HELP}, {native_hint(workload)}",
         Severity.ERROR if evidence else None,
         related=origins(workload.hold),
+        fix=_hold_fix(workload),
     )
+
+
+def _hold_fix(workload: WorkloadView) -> Fix | None:
+    """Hold in the pod's own proxy.istio.io/config: merged into the annotation in its form, or a new
+    annotation. Not for kube-inject output (the injected proxy decides), nor when Helm's
+    global.proxy.lifecycle would replace the hold hook (ML105), nor while the annotation misspells
+    the hold field (ML002's rename settles both)."""
+    from meshlint.fix import annotation, mapping, proxy_config
+
+    if workload.injected_proxy is not None or workload.hold_override is not None:
+        return None
+    config = workload.annotation
+    if config is None:
+        content = mapping.entry(PROXY_CONFIG_ANNOTATION, "'{\"holdApplicationUntilProxyStarts\": true}'")
+        change = annotation.add_to_pod(workload.template, content)
+        title = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
+        return mapping.as_fix(title, workload.template.node, change)
+    if any(p.unknown_key and p.suggestion == HOLD for p in config.problems):
+        return None
+    change = proxy_config.set_field(config, HOLD, "true")
+    return mapping.as_fix("set holdApplicationUntilProxyStarts: true in proxy.istio.io/config", config.node, change)
 
 
 RULE = check

@@ -59,15 +59,19 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.interception import Knob, parse_ports
+from meshlint.mesh.facts.interception import Knob, parse, parse_ports
 from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, NATIVE_ANNOTATION, STATUS_PORT_ANNOTATION
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.source.document import Node
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 REJECTED = "the injector rejects the pod, so it is never created"
 
@@ -78,6 +82,7 @@ REJECTED = "the injector rejects the pod, so it is never created"
     severity=Severity.ERROR,
     scope=(WORKLOAD, RESOURCE),
     kinds=WORKLOAD_KINDS | {"Namespace"},
+    fix="safe",
 )
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     resource = subject.owner if isinstance(subject, WorkloadView) else subject
@@ -89,7 +94,8 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
     for item in subject.interception.values():
         where = item.problem_position
         if where is not None and item.knob.kind != "free":
-            yield Issue(where, f'{item.knob.annotation} "{item.setting.value}": {item.parsed.problem}; {REJECTED}', _fix(item.knob))
+            fix = _without_spaces(item.node, item.knob) if item.node is not None else None
+            yield Issue(where, f'{item.knob.annotation} "{item.setting.value}": {item.parsed.problem}; {REJECTED}', _fix(item.knob), fix=fix)
     annotations = {k: v for k, v in template.annotations().items() if isinstance(v.value, str)}
     port = annotations.get(STATUS_PORT_ANNOTATION)
     if port is not None:
@@ -129,17 +135,51 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
 
 def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Node]) -> Iterator[Issue]:
     """Mesh labels and annotations whose YAML value is a boolean or a number, not a string."""
+    quote: str | None = None
     for field, values in (("labels", labels), ("annotations", annotations)):
         for key, node in values.items():
             if ("istio.io/" not in key and key != "istio-injection") or node.value is None or isinstance(node.value, str):
                 continue
             written = node.raw if node.raw is not None else str(node.value)
             kind = "boolean" if isinstance(node.value, bool) else "number" if isinstance(node.value, (int, float)) else "mapping or list"
+            if quote is None:
+                quote = _quote_style(labels, annotations)
             yield Issue(
                 node.pos,
                 f"{where} {field[:-1]} {key} is the {kind} {written}, not a string: the API server rejects the manifest",
                 f'quote it: {key}: "{written}"',
+                fix=_quoted(node, written, quote) if kind != "mapping or list" else None,
             )
+
+
+def _quote_style(labels: dict[str, Node], annotations: dict[str, Node]) -> str:
+    """The quote the other values beside it use: double, unless single quotes are the more common."""
+    styles = [n.style for n in (*labels.values(), *annotations.values()) if n.style in ('"', "'")]
+    return "'" if styles.count("'") > styles.count('"') else '"'
+
+
+def _quoted(node: Node, written: str, quote: str) -> Fix | None:
+    from meshlint.fix import mapping
+    from meshlint.fix.text import quoted
+
+    text = quoted(written, quote)
+    return mapping.as_fix(f"quote the value: {text}", node, mapping.replace_scalar(node, text))
+
+
+def _without_spaces(node: Node, knob: Knob) -> Fix | None:
+    """A CIDR list with spaces around its commas, written without them (when that is all that is wrong)."""
+    from meshlint.fix import mapping
+    from meshlint.fix.text import in_scalar
+
+    value = node.value if isinstance(node.value, str) else ""
+    tight = ",".join(part.strip() for part in value.split(","))
+    if knob.kind != "cidrs" or tight == value or parse(knob, tight).problem is not None or node.style not in ('"', "'", None):
+        return None
+    inner = in_scalar(tight, node.style)
+    if inner is None:
+        return None
+    text = f"{node.style}{inner}{node.style}" if node.style else inner
+    return mapping.as_fix(f"remove the spaces: {text}", node, mapping.replace_scalar(node, text))
 
 
 def _fix(knob: Knob) -> str:
