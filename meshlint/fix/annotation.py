@@ -13,13 +13,15 @@ def add_to_pod(template: PodTemplate, content: Content, field: str = "annotation
     """Add an annotation (or a label) to the pod template's own metadata, creating `annotations:` and
     `metadata:` when they are missing."""
     metadata = template.metadata
-    if not metadata.exists:
-        return mapping.add(template.node, content, ("metadata", field))
+    if not metadata.exists:  # metadata goes first, where readers look for it
+        return mapping.add(template.node, content, ("metadata", field), first=True)
     if not metadata.is_map:
         return None
     target = metadata.get(field)
     if not target.exists:
         return mapping.add(metadata, content, (field,))
+    if target.value is None:  # `annotations:` with nothing (or only a comment) under it
+        return mapping.fill(metadata, field, content)
     return mapping.add(target, content) if target.is_map else None
 
 

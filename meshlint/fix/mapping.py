@@ -75,6 +75,21 @@ def add(mapping: Node, content: Content, missing: Sequence[str] = (), first: boo
     return Change((insertion(end, len(src.line_text(mapping, end)) + 1, body),), touched)
 
 
+def fill(parent: Node, key: str, content: Content) -> Change | None:
+    """Give the entry `key: ` that holds nothing (null, perhaps with a comment after it) `content` as its
+    mapping, in block style under its key."""
+    node = parent.get(key)
+    if node.value is not None or node.key_pos is None or src.is_flow(parent) or not _key_written(node, key):
+        return None
+    line = src.line_text(node, node.key_pos.line)
+    rest = line[node.key_pos.column - 1 :].split(":", 1)
+    if len(rest) != 2 or (rest[1].strip() and not rest[1].strip().startswith("#")):
+        return None  # `key: null` or `key: ~`: written out, and a person's to change
+    indent = " " * (node.key_pos.column - 1 + src.indent_step(parent))
+    body = "".join("\n" + (indent + text if text else "") for text in content.block)
+    return Change((insertion(node.key_pos.line, len(line) + 1, body),), frozenset({src.start_of(parent)}))
+
+
 def remove(mapping: Node, key: str, parent: Node | None = None, parent_key: str | None = None) -> Change | None:
     """Remove the entry `key`; when it is the mapping's only entry, remove the mapping's own entry from
     `parent` instead (an `annotations:` left empty goes too)."""

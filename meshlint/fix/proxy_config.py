@@ -93,3 +93,29 @@ def inside(host: Node, change: Change | None) -> Change | None:
     if change is None or not (host.style == "|" or "\n" not in (host.text or "")):
         return None
     return change._replace(touched=change.touched | {(host.pos.line, host.pos.column)})
+
+
+def retype_field(body: Node, field: str, host: Node | None = None) -> tuple[Change, bool] | None:
+    """A top-level field written with the wrong type, when there is one obvious right spelling: a
+    boolean in quotes (`"true"`) without them, which is safe; a bare number for a duration with the
+    unit `s` (`20` as `20s`), which is not (the number might have meant another unit). The change, and
+    whether it is safe. `host`: the one-line string holding the body, whose quotes an edit must escape."""
+    node = proxyconfig.normalized_fields(body).get(field)
+    if node is None:
+        return None
+    declared = proxyconfig.schema()["properties"].get(field, {})
+    value = node.value
+    if declared.get("type") == ["boolean", "null"] and value in ("true", "false") and node.style in ('"', "'"):
+        text, safe = str(value), True
+    elif str(declared.get("$ref", "")).endswith("duration") and isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        seconds = f"{src.written(value)}s"
+        text, safe = (f'"{seconds}"' if src.is_flow(body) else seconds), False
+    else:
+        return None
+    if host is not None and host.style in ('"', "'"):
+        escaped = src.in_scalar(text, host.style)
+        if escaped is None:
+            return None
+        text = escaped
+    change = mapping.replace_scalar(node, text)
+    return (change, safe) if change is not None else None

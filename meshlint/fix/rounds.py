@@ -83,6 +83,10 @@ class _Session:
                 if not mesh_wide:
                     break  # the next round would try the same again
                 mesh_first = False
+        # A fix left out is no longer offered: the report after --fix marks only what --fix would do.
+        report = outcome.report
+        report.findings = [f._replace(fix=None) if f.fix is not None and (f.fingerprint, f.fix.title) in self.refused else f for f in report.findings]
+        report.summary.count(report.findings)
         return outcome
 
     def _candidates(self, report: Report) -> list[Finding]:

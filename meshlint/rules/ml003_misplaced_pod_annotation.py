@@ -52,6 +52,13 @@ spec:
           image: api:1.0
 ```
 
+## Fix safety
+Safe. `--fix` moves the annotation or label, as written (its comments and quoting), to the pod
+template's own `annotations` or `labels`, and drops the emptied `annotations:` of the controller. When
+the template already has the same value only the ignored copy goes; when it has another value, or the
+kind has several pod templates, there is no fix: which was meant is for a person to say. Namespace-only
+labels on a pod template have no fix.
+
 ## References
 - https://istio.io/latest/docs/ops/common-problems/injection/ ("The deployment's metadata is ignored")
 - istioctl analyze IST0107 MisplacedAnnotation

@@ -39,6 +39,13 @@ spec:
       terminationDrainDuration: 20s
 ```
 
+## Fix safety
+Moving `holdApplicationUntilProxyStarts` under `defaultConfig` (made where the key stands when there is
+none) is safe. Moving `terminationDrainDuration` is unsafe: it changes how every pod of the mesh shuts
+down, including pods outside the run. Renaming a misspelt `defaultConfig` key to its one "did you
+mean" is safe. An `istio` ConfigMap's `data.mesh` is edited inside its literal block. When
+`defaultConfig` already says otherwise there is no fix.
+
 ## References
 - istio/api `mesh/v1alpha1/config.proto` (field 53 `termination_drain_duration` is reserved)
 - istio/istio `pkg/config/mesh/mesh.go` (`ApplyMeshConfig` allows unknown fields)

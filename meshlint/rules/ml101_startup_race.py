@@ -59,6 +59,14 @@ spec:
               value: postgres://orders-db.shop.svc.cluster.local:5432/orders
 ```
 
+## Fix safety
+Safe. `--fix` sets `holdApplicationUntilProxyStarts: true` in the pod template's own
+`proxy.istio.io/config`, in the annotation's own form (a line in a YAML block, a member of a JSON
+object, its quotes escaped as the annotation needs), or adds the annotation when there is none. Not
+offered for kube-inject output (the injected proxy decides), when Helm's `global.proxy.lifecycle`
+would replace the hold hook (ML105), or while the annotation misspells the field (ML002's rename
+settles both).
+
 ## References
 - https://istio.io/latest/docs/ops/common-problems/injection/ (holdApplicationUntilProxyStarts)
 - https://istio.io/latest/blog/2023/native-sidecars/

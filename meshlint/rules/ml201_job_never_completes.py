@@ -43,6 +43,8 @@ spec:
   template:
     metadata:
       labels: {app: export, sidecar.istio.io/inject: "true"}
+      annotations:
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     spec:
       restartPolicy: Never
       containers:
@@ -55,6 +57,13 @@ spec:
               trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT
               ./export
 ```
+
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` adds the pod annotation `sidecar.istio.io/nativeSidecar: "true"` when the
+target versions are known to take it (`--istio-version` 1.24+ and `--kubernetes-version` 1.29+), no
+container makes a quit call already, and the proxy's startup probe is on. Native sidecars change how the
+whole pod starts and stops, not only how it ends. For an Argo workflow pod the fix is safe: it adds the
+`workflows.argoproj.io/kill-cmd-istio-proxy` annotation, which Argo runs only when the step is done.
 
 ## References
 - https://istio.io/latest/blog/2023/native-sidecars/ (native sidecars let Jobs complete)

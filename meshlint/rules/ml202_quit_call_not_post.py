@@ -41,6 +41,11 @@ spec:
           command: ["sh", "-c", "trap 'curl -s -X POST http://localhost:15020/quitquitquit' EXIT; ./export"]
 ```
 
+## Fix safety
+Safe. `--fix` adds `-X POST` right after `curl` (or `--post-data=` after `wget`), inside the script where
+the call is written, or as list items of an exec-form command. Not when the call forces a GET (`-G`,
+`-X GET`), nor for other clients.
+
 ## References
 - istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (405 unless POST)
 """

@@ -47,6 +47,12 @@ spec:
               command: ["sh", "-c", "trap 'curl -X POST localhost:15020/quitquitquit' EXIT; ./sync"]
 ```
 
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` takes the quit call out of the script's flow and runs it from
+`trap '...' EXIT` at the top, so it also runs when the work fails. Only for plain scripts (no `if`,
+loops, functions or subshells) without an EXIT trap of their own, where the call follows `&&`, `;` or
+stands on its own line.
+
 ## References
 - POSIX shell `trap` (EXIT runs however the script ends)
 """

@@ -45,6 +45,7 @@ spec:
     metadata:
       annotations:
         proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: true
           terminationDrainDuration: 45s
     spec:
       terminationGracePeriodSeconds: 60
@@ -52,6 +53,11 @@ spec:
         - name: payments
           image: payments:1.4
 ```
+
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` raises `terminationGracePeriodSeconds` (or adds it to the pod spec) to the
+drain plus 5s, rounded up to a multiple of 5 (and beyond the longest preStop sleep). A longer grace
+period slows every rollout and node drain; lowering the drain instead is for a person to weigh.
 
 ## References
 - istio/api `mesh/v1alpha1/proxy.proto` (`terminationDrainDuration`, default 5s)

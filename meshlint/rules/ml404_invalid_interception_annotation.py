@@ -28,7 +28,8 @@ spec:
       labels:
         sidecar.istio.io/inject: true  # expect: ML404:error
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8, 172.16.0.0/12"  # expect: ML404:error
+        # meshlint: disable=ML402 -- the node's metadata service is reached outside the mesh, on purpose
+        traffic.sidecar.istio.io/excludeOutboundIPRanges: "169.254.169.254/32, 169.254.170.2/32"  # expect: ML404:error
     spec:
       containers: [{name: api, image: "api:1"}]
 ```
@@ -45,10 +46,18 @@ spec:
       labels:
         sidecar.istio.io/inject: "true"
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8,172.16.0.0/12"
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
+        # meshlint: disable=ML402 -- the node's metadata service is reached outside the mesh, on purpose
+        traffic.sidecar.istio.io/excludeOutboundIPRanges: "169.254.169.254/32,169.254.170.2/32"
     spec:
       containers: [{name: api, image: "api:1"}]
 ```
+
+## Fix safety
+Safe. A value that is not a string is quoted as written (`true` as `"true"`, in the quotes the values
+beside it use); a CIDR list loses the spaces around its commas. When the value, once valid, would
+send traffic around the sidecar (an exclusion ML402 reports), the fix is left out: the pod would run
+with an mTLS bypass that the rejected manifest never had.
 
 ## References
 - istio/istio `pkg/kube/inject/validate.go` (the annotation validators) and `inject.go` ("Injection failed due to invalid annotations")
