@@ -377,9 +377,12 @@ def _fixed(lint: Callable[[], Any], *, write: bool, unsafe: bool, gate: Callable
     outcome = fix_session(lint, unsafe=unsafe, eligible=gate)
     report, notes = outcome.report, list(outcome.notes)
     changed = outcome.changed
-    unwritable = [f for f in outcome.first.findings if f.fixable(unsafe) and f.path not in outcome.first.writable]
-    if unwritable:
-        notes.append(f"{len(unwritable)} fixable finding{'s are' if len(unwritable) != 1 else ' is'} in stdin or files not given, which --fix never writes")
+    first = outcome.first
+    broken = {f.path for f in first.findings if f.code == "ML001"}
+    never = [f for f in first.findings if f.fixable(unsafe) and (f.path not in first.writable or f.path in broken)]
+    if never:
+        are = "s are" if len(never) != 1 else " is"
+        notes.append(f"{len(never)} fixable finding{are} in stdin, files not given or files with a syntax error, which --fix never writes")
     if not write:
         try:
             for piece in files.diff(outcome):
