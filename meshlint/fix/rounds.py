@@ -24,7 +24,7 @@ from meshlint.fix.edits import Edit, Fix, Text
 from meshlint.model.kinds import MESH_CONTEXT_KINDS
 from meshlint.source import inputs
 
-MAX_ROUNDS = 10
+MAX_ROUNDS = 20  # each round settles, per node, one fix: a Deployment with 20 misplaced annotations needs 20
 Key = tuple[str, "ResourceId | None", str]  # (file, resource, rule): what a finding is about
 
 
@@ -72,8 +72,11 @@ class _Session:
         report = self.lint()
         outcome = self.outcome = Outcome(report, report)
         mesh_first = True
-        for _ in range(MAX_ROUNDS):
+        for round_number in range(MAX_ROUNDS + 1):
             candidates = self._candidates(outcome.report)
+            if candidates and round_number == MAX_ROUNDS:
+                outcome.notes.append(f"stopped after {MAX_ROUNDS} rounds of fixes with {len(candidates)} left; run --fix again for them")
+                break
             mesh_wide = [f for f in candidates if f.resource is not None and f.resource.kind in MESH_CONTEXT_KINDS] if mesh_first else []
             if not candidates:
                 break

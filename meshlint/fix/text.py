@@ -112,28 +112,24 @@ def is_flow(node: Node) -> bool:
 
 
 def flow_close(node: Node) -> Place | None:
-    """Where the `}` or `]` closing a flow collection stands (quotes and comments skipped)."""
+    """Where the `}` or `]` closing a flow collection stands (quoted scalars and comments skipped; a
+    quoted scalar that runs over lines is not followed, and gives None)."""
     line, column = start_of(node)
-    depth, quote = 0, None
+    depth = 0
     index = column - 1
     while line <= len(node.table.lines):
         text = line_text(node, line)
         while index < len(text):
             char = text[index]
-            if quote is not None:
-                if quote == '"' and char == "\\":
-                    index += 2
-                    continue
-                if char == quote:
-                    if quote == "'" and text[index + 1 : index + 2] == "'":
-                        index += 2
-                        continue
-                    quote = None
-            elif char in "\"'" and (index == 0 or text[index - 1] in " \t{[,:"):
-                quote = char
-            elif char == "#" and (index == 0 or text[index - 1] in " \t"):
+            if char in "\"'" and (index == 0 or text[index - 1] in " \t{[,:"):
+                end = closing_quote(text, index, char)
+                if end is None:
+                    return None
+                index = end
+                continue
+            if char == "#" and (index == 0 or text[index - 1] in " \t"):
                 break
-            elif char in "{[":
+            if char in "{[":
                 depth += 1
             elif char in "}]":
                 depth -= 1
