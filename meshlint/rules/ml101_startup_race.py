@@ -60,12 +60,13 @@ spec:
 ```
 
 ## Fix safety
-Safe. `--fix` sets `holdApplicationUntilProxyStarts: true` in the pod template's own
+Safe, mostly: `--fix` sets `holdApplicationUntilProxyStarts: true` in the pod template's own
 `proxy.istio.io/config`, in the annotation's own form (a line in a YAML block, a member of a JSON
-object, its quotes escaped as the annotation needs), or adds the annotation when there is none. Not
-offered for kube-inject output (the injected proxy decides), when Helm's `global.proxy.lifecycle`
-would replace the hold hook (ML105), or while the annotation misspells the field (ML002's rename
-settles both).
+object, its quotes escaped as the annotation needs), or adds the annotation when there is none. When
+the annotation itself turns the hold off, turning it on overrides a choice someone made: that fix is
+unsafe. Not offered for kube-inject output (the injected proxy decides), when Helm's
+`global.proxy.lifecycle` would replace the hold hook (ML105), or while the annotation misspells the
+field (ML002's rename settles both).
 
 ## References
 - https://istio.io/latest/docs/ops/common-problems/injection/ (holdApplicationUntilProxyStarts)
@@ -111,7 +112,7 @@ def native_hint(workload: WorkloadView) -> str:
     severity=Severity.WARNING,
     scope=WORKLOAD,
     kinds=WORKLOAD_KINDS,
-    fix="safe",
+    fix="mixed",
     options={
         "require-evidence": {
             "type": "boolean",
@@ -151,6 +152,7 @@ def _hold_fix(workload: WorkloadView) -> Fix | None:
     global.proxy.lifecycle would replace the hold hook (ML105), nor while the annotation misspells
     the hold field (ML002's rename settles both)."""
     from meshlint.fix import annotation, mapping, proxy_config
+    from meshlint.fix.edits import SAFE, UNSAFE
 
     if workload.injected_proxy is not None or workload.hold_override is not None:
         return None
@@ -163,7 +165,10 @@ def _hold_fix(workload: WorkloadView) -> Fix | None:
     if any(p.unknown_key and p.suggestion == HOLD for p in config.problems):
         return None
     change = proxy_config.set_field(config, HOLD, "true")
-    return mapping.as_fix("set holdApplicationUntilProxyStarts: true in proxy.istio.io/config", config.node, change)
+    # Turning around a hold the pod itself turns off overrides a choice someone made: unsafe.
+    written = workload.pod_hold is not None
+    title = "set holdApplicationUntilProxyStarts: true in proxy.istio.io/config" + (" (the pod turns it off)" if written else "")
+    return mapping.as_fix(title, config.node, change, UNSAFE if written else SAFE)
 
 
 RULE = check
