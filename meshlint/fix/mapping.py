@@ -174,7 +174,7 @@ def rename(mapping: Node, key: str, new: str) -> Change | None:
         if text[column : column + len(key) + 1] != key + quote:
             return None
         return Change((Edit(line, column + 1, line, column + 1 + len(key), new),), frozenset({src.start_of(mapping)}))
-    if text[column - 1 : column - 1 + len(key)] != key or not src.plain_key(new):
+    if not _key_written(node, key) or text[column - 1 : column] in ('"', "'") or not src.plain_key(new):
         return None
     return Change((Edit(line, column, line, column + len(key), new),), frozenset({src.start_of(mapping)}))
 
@@ -209,7 +209,10 @@ def _key_written(node: Node, key: str) -> bool:
     """The key stands where the loader says, spelt as parsed (possibly quoted)."""
     assert node.key_pos is not None
     text = src.line_text(node, node.key_pos.line)[node.key_pos.column - 1 :]
-    return text.startswith((key, f'"{key}"', f"'{key}'"))
+    for written in (key, f'"{key}"', f"'{key}'"):
+        if text.startswith(written) and text[len(written) :].lstrip(" \t").startswith(":"):
+            return True
+    return False
 
 
 def _entry_lines(node: Node) -> tuple[int, int] | None:

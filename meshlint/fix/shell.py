@@ -20,8 +20,8 @@ from meshlint.source.document import Node
 # What makes each client POST, and what would keep it a GET whatever is added.
 _POST = {"curl": ("-X", "POST"), "wget": ("--post-data=",)}
 _FORCED_GET = re.compile(r"(^|\s)(-X\s*GET|--request(=|\s+)GET|-G|--get)(\s|$)")
-# Shell syntax a line-by-line edit could tear apart.
-_COMPOUND = re.compile(r"(^|[\s;&|(])(if|then|else|elif|fi|for|while|until|do|done|case|esac|function)(\s|;|$)|[{}()`]|\$\(")
+# Compound commands, which a quit call may sit inside: then it is not the script's to move.
+_COMPOUND = re.compile(r"(^|[\s;&|(])(if|then|else|elif|fi|for|while|until|do|done|case|esac|function|\{|\})(\s|;|$)")
 _EXIT_TRAP = re.compile(r"(^|[\s;])trap\s+.*\b(EXIT|0)\b", re.M)
 
 
@@ -91,7 +91,7 @@ def trap_on_exit(call: QuitCall) -> Change | None:
         return None
     node, start = found
     script = node.text or ""
-    if _COMPOUND.search(script) or _EXIT_TRAP.search(script):
+    if _COMPOUND.search(script) or _EXIT_TRAP.search(script) or not _top_level(script[:start]) or any(c in call.command for c in "()`"):
         return None
     end = start + len(call.command)
     before = script[:start].rstrip(" \t")
@@ -119,6 +119,11 @@ def trap_on_exit(call: QuitCall) -> Change | None:
     if addition is None:
         return None
     return Change(addition.edits + removal.edits, addition.touched)
+
+
+def _top_level(before: str) -> bool:
+    """What comes before the call closes every subshell and command substitution it opens."""
+    return before.count("(") == before.count(")") and before.count("`") % 2 == 0
 
 
 def _insert_in_string(node: Node, offset: int, text: str, after_word: str | None) -> Change | None:

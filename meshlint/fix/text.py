@@ -45,6 +45,8 @@ def scalar_end(node: Node) -> Place | None:
     line, column = node.pos.line, node.pos.column
     text = line_text(node, line)
     if node.style in ('"', "'"):
+        if text[column - 1 : column] != node.style:
+            return None
         end = closing_quote(text, column - 1, node.style)
         return (line, end + 1) if end is not None else None
     if node.style is not None or isinstance(node.value, (dict, list)):
@@ -52,6 +54,8 @@ def scalar_end(node: Node) -> Place | None:
     written = node.raw if node.raw is not None else node.value if isinstance(node.value, str) else None
     if not written or text[column - 1 : column - 1 + len(written)] != written:
         return None
+    if text[column - 1 + len(written) : column + len(written)] not in ("", " ", "\t", ",", "]", "}"):
+        return None  # the text goes on: this is not where the scalar stands
     return line, column + len(written)
 
 
@@ -197,13 +201,13 @@ def entry_last_line(entry: Node) -> int | None:
     compact = isinstance(entry.value, list)
     for line in range(last + 1, len(entry.table.lines) + 1):
         text = line_text(entry, line)
-        if not text.strip():
-            continue
         indent = indentation(text)
-        if indent > key_column - 1 or (compact and indent == key_column - 1 and text.lstrip().startswith(("- ", "-\t"))) or text.strip() == "-":
-            last = line
-            continue
-        break
+        if indent > key_column - 1 and text.strip():
+            last = line  # more indented: the value's (a comment-like line may be a block scalar's text)
+        elif compact and indent == key_column - 1 and (text.lstrip().startswith(("- ", "-\t")) or text.strip() == "-"):
+            last = line  # an item of a list written at the key's own indentation
+        elif text.strip() and not text.lstrip().startswith("#"):
+            break  # a sibling, or the end of the mapping; blank lines and less indented comments are passed over
     return last
 
 
@@ -224,12 +228,6 @@ def last_entry(mapping: Node) -> Node | None:
     """The entry written last in a mapping (by where its key stands)."""
     entries = [value for _, value in mapping.items() if value.key_pos is not None]
     return max(entries, key=lambda n: (n.key_pos.line, n.key_pos.column) if n.key_pos else (0, 0), default=None)
-
-
-def entries_column(mapping: Node) -> int | None:
-    """The 1-based column of a block mapping's keys."""
-    entry = last_entry(mapping)
-    return entry.key_pos.column if entry is not None and entry.key_pos is not None else None
 
 
 def indent_step(node: Node) -> int:
