@@ -145,3 +145,77 @@ def test_edits_change_nothing_outside_them(lines, newline, bom, spots):
         last = offset
     pieces.append(rebuilt[body_start + last + shift :])
     assert ("\ufeff" if bom else "") + "".join(pieces) == data.decode("utf-8")
+
+
+def _manifest(step: int, compact: bool, metadata: str, config: str, comment: bool) -> str:
+    """A Deployment written one of the ways people write them."""
+    i = " " * step
+
+    def at(level: int, text: str) -> str:
+        return i * level + text
+
+    note = "  # the web tier" if comment else ""
+    lines = ["apiVersion: apps/v1", "kind: Deployment", "metadata:", at(1, "name: web"), "spec:", at(1, "selector:"),
+             at(2, "matchLabels: {app: web}"), at(1, "template:")]
+    annotations = {
+        "none": [],
+        "json": [at(4, "proxy.istio.io/config: '{\"terminationDrainDuration\": \"10s\"}'")],
+        "json-double": [at(4, 'proxy.istio.io/config: "{\\"terminationDrainDuration\\": \\"10s\\"}"')],
+        "block": [at(4, "proxy.istio.io/config: |"), at(5, "terminationDrainDuration: 10s")],
+        "block-strip": [at(4, "proxy.istio.io/config: |-"), at(5, "# drain"), at(5, "terminationDrainDuration: 10s")],
+        "other": [at(4, 'prometheus.io/scrape: "true"')],
+    }[config]
+    if metadata == "absent" and not annotations:
+        pass  # a template without metadata: the fix makes it
+    elif metadata == "flow-labels":
+        lines += [at(2, "metadata:"), at(3, "labels: {app: web, sidecar.istio.io/inject: \"true\"}" + note)]
+        lines += [at(3, "annotations:"), *annotations] if annotations else []
+    elif metadata == "flow-annotations" and config in ("json", "other"):
+        flow = annotations[0].strip()
+        lines += [at(2, "metadata:"), at(3, "labels:"), at(4, "app: web"), at(4, "sidecar.istio.io/inject: \"true\"" + note), at(3, f"annotations: {{{flow}}}")]
+    else:
+        lines += [at(2, "metadata:"), at(3, "labels:"), at(4, "app: web"), at(4, "sidecar.istio.io/inject: \"true\"" + note)]
+        lines += [at(3, "annotations:"), *annotations] if annotations else []
+    item = "- " if compact else i + "- "
+    lines += [at(2, "spec:"), at(3, "containers:"), at(3, item + "name: web"), at(3, (" " * len(item)) + "image: web:1")]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    step=st.sampled_from([2, 4]),
+    compact=st.booleans(),
+    metadata=st.sampled_from(["absent", "block", "flow-labels", "flow-annotations"]),
+    config=st.sampled_from(["none", "json", "json-double", "block", "block-strip", "other"]),
+    comment=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n"]),
+)
+def test_the_hold_goes_in_however_the_template_is_written(step, compact, metadata, config, comment, newline):
+    """ML101's fix on many ways of writing a pod template: the race is gone, nothing else changes in
+    the data but the hold, and the file keeps its line breaks."""
+    from meshlint.source.loader import load_text
+
+    text = _manifest(step, compact, metadata, config, comment)
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        path = folder / "web.yaml"
+        path.write_bytes(text.replace("\n", newline).encode())
+        settings_ = {"mesh": {"default-injection": "enabled"}}
+        config_ = config_from(settings_, base=str(folder))
+        outcome = fix_session(lambda: run([str(path)], ConfigSet(config_, forced=True), RULES, [], beyond=False))
+        assert outcome.changed == [str(path)], (text, outcome.notes)
+        assert [f.code for f in outcome.report.findings] == []
+        after = outcome.fixed[str(path)].decode()
+        assert after.count("\r\n") == after.count("\n") if newline == "\r\n" else "\r" not in after
+        before_data = load_text("a", text).documents[0].data
+        after_data = load_text("b", after.replace("\r\n", "\n")).documents[0].data
+        template = after_data["spec"]["template"]
+        hold = template["metadata"]["annotations"].pop("proxy.istio.io/config")
+        old = before_data["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {}).pop("proxy.istio.io/config", None)
+        body = load_text("c", hold).documents[0].data
+        assert body.pop("holdApplicationUntilProxyStarts") is True
+        assert body == (load_text("d", old).documents[0].data if old else {})
+        if not template["metadata"]["annotations"]:
+            del template["metadata"]["annotations"]
+            before_data["spec"]["template"]["metadata"].pop("annotations", None)
+        assert after_data == before_data
