@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
@@ -319,10 +319,15 @@ def check(
 
     fixing: list[str] = []
     if fix or show_diff:
-        gate = _gate(entries if not write_baseline else None, changed)
-        report, fixing = _fixed(lint, write=fix and not show_diff, unsafe=unsafe_fixes, gate=gate, quiet=quiet)
+        from meshlint.fix import command  # only --fix and --diff load the fixing code
+
+        shown = command.shown_by(entries if not write_baseline else None, changed)
         if show_diff:
-            sys.exit(EXIT_FINDINGS if fixing else EXIT_CLEAN)
+            something, fixing = command.diff(lint, unsafe_fixes, shown, _echo_all)
+            for note in [] if quiet else fixing:
+                click.echo(f"meshlint: {note}", err=True)
+            sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
+        report, fixing = command.fix(lint, unsafe_fixes, shown)
     else:
         report = lint()
     report.unsafe_fixes = unsafe_fixes
@@ -347,60 +352,14 @@ def check(
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
 
 
-def _gate(entries: Any, changed: Any) -> Callable[[Any], set[str]] | None:
-    """The fingerprints a baseline and --diff-base leave in a report: --fix fixes only what it shows."""
-    if entries is None and changed is None:
-        return None
-
-    def shown(report: Any) -> set[str]:
-        import dataclasses
-
-        from meshlint.engine import baseline, changes
-
-        probe = dataclasses.replace(report, findings=list(report.findings), summary=dataclasses.replace(report.summary))
-        if entries is not None:
-            baseline.apply(probe, entries)
-        if changed is not None:
-            changes.apply(probe, changed)
-        return {f.fingerprint for f in probe.findings}
-
-    return shown
-
-
-def _fixed(lint: Callable[[], Any], *, write: bool, unsafe: bool, gate: Callable[[Any], set[str]] | None, quiet: bool) -> tuple[Any, list[str]]:
-    """A --fix (`write`) or --diff session: the report of what remains, and notes for stderr. With
-    --diff, the diff goes to stdout, and the notes are printed here (no report follows); the list it
-    returns is empty exactly when there is nothing to fix."""
-    from meshlint.fix import files
-    from meshlint.fix.rounds import fix_session
-
-    outcome = fix_session(lint, unsafe=unsafe, eligible=gate)
-    report, notes = outcome.report, list(outcome.notes)
-    changed = outcome.changed
-    first = outcome.first
-    broken = {f.path for f in first.findings if f.code == "ML001"}
-    never = [f for f in first.findings if f.fixable(unsafe) and (f.path not in first.writable or f.path in broken)]
-    if never:
-        are = "s are" if len(never) != 1 else " is"
-        notes.append(f"{len(never)} fixable finding{are} in stdin, files not given or files with a syntax error, which --fix never writes")
-    if not write:
-        try:
-            for piece in files.diff(outcome):
-                click.echo(piece, nl=False)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            _stdout_closed()
-        count = len(changed)
-        notes.append(f"would fix {outcome.gone} finding{'s' if outcome.gone != 1 else ''} in {count} file{'s' if count != 1 else ''}")
-        if not quiet:
-            for note in notes:
-                click.echo(f"meshlint: {note}", err=True)
-        return report, ["diff"] if changed else []
-    notes.extend(files.write(outcome))
-    report.summary.fixed = outcome.gone
-    if changed:
-        notes.append(f"fixed {outcome.gone} finding{'s' if outcome.gone != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}")
-    return report, notes
+def _echo_all(pieces: Iterable[str]) -> None:
+    """Write to stdout; a reader that goes away early (`| head`) ends it quietly."""
+    try:
+        for piece in pieces:
+            click.echo(piece, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_closed()
 
 
 def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool) -> None:

@@ -38,6 +38,12 @@ def copy_examples(to):
     return sorted((to / "examples").rglob("*.yaml"))
 
 
+def apply_patch(diff: bytes, cwd) -> None:
+    """Apply a unified diff as users do: with patch, or with git where patch is not installed."""
+    command = ["patch", "-p1", "--quiet"] if shutil.which("patch") else ["git", "apply", "-p1", "--unsafe-paths"]
+    subprocess.run(command, input=diff, cwd=cwd, check=True)
+
+
 def snapshot(paths):
     return {str(p): (p.read_bytes(), p.stat().st_mtime_ns) for p in paths}
 
@@ -82,7 +88,7 @@ def test_diff_writes_nothing_and_patch_applies_it(project, tmp_path_factory):
     # The same change as --fix, applied by patch to another copy.
     other = tmp_path_factory.mktemp("patched")
     copy_examples(other)
-    subprocess.run(["patch", "-p1", "--quiet"], input=result.stdout.encode(), cwd=other, check=True)
+    apply_patch(result.stdout_bytes, other)
     assert invoke("check", "examples", "--fix", "--unsafe-fixes").exit_code == 1
     for path in (project / "examples").rglob("*.yaml"):
         assert (other / path.relative_to(project)).read_bytes() == path.read_bytes(), path
@@ -94,7 +100,7 @@ def test_diff_keeps_crlf_and_bom_and_a_missing_final_line_break(project):
     (project / "race.yaml").write_bytes(data)
     result = invoke("check", "race.yaml", "--diff")
     assert result.exit_code == 1 and (project / "race.yaml").read_bytes() == data
-    subprocess.run(["patch", "-p1", "--quiet"], input=result.stdout_bytes, cwd=project, check=True)  # as written, CRs too
+    apply_patch(result.stdout_bytes, project)  # as written, CRs too
     assert (project / "race.yaml").read_bytes() == b"\xef\xbb\xbf" + RACE_FIXED.rstrip(b"\n").replace(b"\n", b"\r\n")
 
 
