@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
@@ -221,6 +221,9 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
 @click.option("--stdin-filename", help='The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.')
 @click.option("--fail-on-skipped", is_flag=True, default=None, help="Exit 1 when any input was passed over whole (a Helm template, not a manifest).")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes --fix would make as a unified diff and write nothing; exit 1 when there is one.")
+@click.option("--unsafe-fixes", is_flag=True, help="Fixes that change behaviour beyond the finding count too: --fix and --diff apply them, [*] marks them.")
 @click.pass_context
 @_guarded
 def check(
@@ -229,7 +232,8 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None = None, fail_on_skipped: bool | None = None,
+    stdin_filename: str | None = None, fail_on_skipped: bool | None = None, fix: bool = False, show_diff: bool = False,
+    unsafe_fixes: bool = False,
 ) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".").
 
@@ -238,6 +242,11 @@ def check(
     --format just before it; a --format without an --output writes to stdout
     (one at most). An --output before every --format goes with the first one.
       meshlint check . --format sarif --output meshlint.sarif --format text
+
+    \b
+    --fix applies the fixes marked [*] and lints again until nothing is left
+    to fix; a fix that would leave a finding that was not there before is
+    not applied (a note says why). --diff shows them and writes nothing.
 
     \b
     Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
@@ -303,11 +312,31 @@ def check(
 
         changed = changes.changed_lines(diff_base)
 
+    if show_diff and (fmt or output):
+        raise click.UsageError("--diff prints the diff on stdout; it takes no --format or --output")
+
     rules = load_rules()
     _started()
-    report = run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
 
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes
+    def lint() -> Any:
+        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
+
+    fixing: list[str] = []
+    if fix or show_diff:
+        from meshlint.fix import command  # only --fix and --diff load the fixing code
+
+        shown = command.shown_by(entries if not write_baseline else None, changed)
+        if show_diff:
+            something, fixing = command.diff(lint, unsafe_fixes, shown, _echo_all)
+            for note in [] if quiet else fixing:
+                click.echo(f"meshlint: {note}", err=True)
+            sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
+        report, fixing = command.fix(lint, unsafe_fixes, shown)
+    else:
+        report = lint()
+    report.unsafe_fixes = unsafe_fixes
+
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes + fixing
     if write_baseline:
         entries = baseline.write(write_baseline, report.findings, report.root)
         notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
@@ -325,6 +354,16 @@ def check(
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _echo_all(pieces: Iterable[str]) -> None:
+    """Write to stdout; a reader that goes away early (`| head`) ends it quietly."""
+    try:
+        for piece in pieces:
+            click.echo(piece, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_closed()
 
 
 def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 
 class Severity(enum.IntEnum):
@@ -50,6 +53,7 @@ class Issue(NamedTuple):
     help: str
     severity: Severity | None = None  # None: the rule's configured severity
     related: tuple[Position, ...] = ()  # the origins the message cites (a mesh-wide drain, a Service)
+    fix: Fix | None = None  # text edits that settle it (meshlint.fix), when the rule can make them
 
 
 class Finding(NamedTuple):
@@ -69,6 +73,11 @@ class Finding(NamedTuple):
     related: tuple[Position, ...] = ()  # cited origins other than `position` (SARIF relatedLocations)
     node_path: str = ""  # where in its resource it points (`spec.template.metadata`); "" for the root
     fingerprint: str = ""  # stable across line shifts and path spellings (meshlint.fingerprint)
+    fix: Fix | None = None  # its edits use the file's own line breaks
+
+    def fixable(self, unsafe: bool = False) -> bool:
+        """`--fix` would apply its fix (with `unsafe`: `--fix --unsafe-fixes` would)."""
+        return self.fix is not None and (unsafe or self.fix.safe)
 
     @property
     def position(self) -> Position:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from meshlint.rule import CODE_PATTERN, NAME_PATTERN, SCOPES, Rule
+from meshlint.rule import CODE_PATTERN, FIX_KINDS, NAME_PATTERN, SCOPES, Rule
 
 GROUP = "meshlint.rules"
 
@@ -122,3 +122,5 @@ def _validate(rule: Rule, origin: str) -> None:
         raise RegistryError(f"{origin}: unknown scope {', '.join(map(repr, unknown)) or '(none)'}; one of {', '.join(SCOPES)}")
     if not rule.doc.strip():
         raise RegistryError(f"{origin}: rule {rule.code} has no documentation (module docstring)")
+    if rule.fix not in FIX_KINDS:
+        raise RegistryError(f"{origin}: rule {rule.code} has fix={rule.fix!r}; one of {', '.join(map(repr, FIX_KINDS))}")

@@ -26,6 +26,10 @@ from meshlint.mesh.options import MeshOptions
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext
 
+# What `meshlint check --fix` can do about a rule's findings (the rule's doc says when, under `## Fix
+# safety`): "safe" fixes apply with --fix, "unsafe" ones only with --unsafe-fixes too, "mixed" rules
+# offer either, finding by finding; "" means the rule has no fix.
+FIX_KINDS = ("", "safe", "unsafe", "mixed")
 CODE_PATTERN = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN = "file", "resource", "workload", "mesh-config", "run"
@@ -54,6 +58,7 @@ class Rule:
     doc: str
     kinds: frozenset[str] | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # JSON Schema per option, with "default"
+    fix: str = ""  # one of FIX_KINDS
 
     @property
     def summary(self) -> str:
@@ -76,6 +81,7 @@ def rule(
     scope: str | tuple[str, ...],
     kinds: Iterable[str] | None = None,
     options: dict[str, dict[str, Any]] | None = None,
+    fix: str = "",
 ) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]:
     """Declare a check function as a rule; the documentation is the docstring of its module."""
 
@@ -91,6 +97,7 @@ def rule(
             doc=doc,
             kinds=frozenset(kinds) if kinds is not None else None,
             options=dict(options or {}),
+            fix=fix,
         )
 
     return wrap

@@ -28,9 +28,23 @@ def url(rule: Rule) -> str:
     return f"{RULES_PAGE}#{anchor(rule)}"
 
 
+# Whether `meshlint check --fix` can settle a rule's findings, as `explain` and the rules page say it.
+FIX_TEXT = {
+    "": "none: change the manifest as the help says",
+    "safe": "safe, for the findings it can settle: `meshlint check --fix` applies it",
+    "unsafe": "unsafe (it changes behaviour beyond the finding), for some findings: `meshlint check --fix --unsafe-fixes` applies it",
+    "mixed": "safe for some findings, unsafe for others (see Fix safety): `meshlint check --fix` applies the safe ones, "
+    "`--unsafe-fixes` the others too",
+}
+
+
+def fix_line(rule: Rule) -> str:
+    return f"Fix: {FIX_TEXT[rule.fix]}."
+
+
 def explain(rule: Rule, color: bool = False) -> str:
     head = f"{rule.code} {rule.name} (default severity: {rule.severity})"
-    text = f"{head}\n\n{body(rule)}\n"
+    text = f"{head}\n{fix_line(rule)}\n\n{body(rule)}\n"
     return _colorize(text, head) if color else text
 
 
@@ -57,14 +71,14 @@ def markdown(rules: Sequence[Rule]) -> str:
         "",
         *SCOPE.splitlines(),
         "",
-        "| code | name | default severity | summary |",
-        "|---|---|---|---|",
+        "| code | name | default severity | fix | summary |",
+        "|---|---|---|---|---|",
     ]
     for rule in rules:
-        out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {rule.severity} | {_cell(rule.summary)} |")
+        out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {rule.severity} | {rule.fix} | {_cell(rule.summary)} |")
     for rule in rules:
         lines = body(rule).splitlines()
-        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**.", ""]
+        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**. {fix_line(rule)}", ""]
         out += [lines[0], *_demote(lines[1:])]
         for key, spec in sorted(rule.options.items()):
             default = json.dumps(spec.get("default"))

@@ -53,7 +53,7 @@ def invoke(*args, input=None):
 
 
 RACE_TEXT = (
-    "race.yaml:7:5: warning ML101 startup-race: Deployment web can start before its istio-proxy sidecar is ready: "
+    "race.yaml:7:5: warning ML101 [*] startup-race: Deployment web can start before its istio-proxy sidecar is ready: "
     "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
     "or run native sidecars: the pod annotation sidecar.istio.io/nativeSidecar: \"true\" (Istio 1.24+, Kubernetes 1.29+), "
@@ -71,6 +71,7 @@ def test_text_report_and_exit_code_1(project):
         "    |     ^\n"
         f"{help_line}\n"
         "\n"
+        "[*] 1 fixable with --fix\n"
         "1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed\n"
     )
 
@@ -119,7 +120,7 @@ def test_missing_path_is_exit_2_with_one_line(project):
 def test_stdin(project):
     result = invoke("check", "-", input=RACE)
     assert result.exit_code == 1
-    assert result.output.startswith("<stdin>:7:5: warning ML101 startup-race:")
+    assert result.output.startswith("<stdin>:7:5: warning ML101 [*] startup-race:")
 
 
 def test_json_report(project):
@@ -141,12 +142,20 @@ def test_json_report(project):
                 "resource": {"kind": "Deployment", "name": "web", "namespace": ""},
                 "related": [],
                 "fingerprint": fingerprint("race.yaml", ResourceId("Deployment", "web", ""), "ML101", "spec.template.metadata", 0),
+                "fix": {
+                    "message": "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'",
+                    "applicability": "safe",
+                    "edits": [{
+                        "path": "race.yaml", "line": 8, "column": 58, "end_line": 8, "end_column": 58,
+                        "content": "\n      annotations:\n        proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'",
+                    }],
+                },
             }
         ],
         "summary": {
             "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
             "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "skipped_inputs": [],
-            "baselined": 0, "stale_baseline": [], "outside_diff": 0,
+            "baselined": 0, "stale_baseline": [], "outside_diff": 0, "fixed": 0, "fixable": 1, "unsafe_fixable": 0,
         },
     }
 

@@ -68,7 +68,11 @@ def shifted_back(finding, lines: int):
     """The finding as it was before `lines` lines were added at the top of every file."""
     message = re.sub(r"(line |\.yaml:)(\d+)", lambda m: f"{m.group(1)}{int(m.group(2)) - lines}", finding.message)
     related = tuple(p._replace(line=p.line - lines) for p in finding.related)
-    return finding._replace(line=finding.line - lines, message=message, related=related)
+    fix = finding.fix
+    if fix is not None:
+        fix = fix._replace(edits=tuple(e._replace(line=e.line - lines, end_line=e.end_line - lines) for e in fix.edits))
+        fix = fix._replace(isolation=frozenset((line - lines, column) for line, column in fix.isolation))
+    return finding._replace(line=finding.line - lines, message=message, related=related, fix=fix)
 
 
 def test_fingerprints_unchanged_when_lines_are_inserted_above(tmp_path, monkeypatch):

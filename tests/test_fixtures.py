@@ -6,7 +6,8 @@ import pytest
 
 from helpers import RULES, TESTDATA, expectations, fixture_run
 
-FIXTURES = sorted(p for d in TESTDATA.iterdir() if d.is_dir() for p in d.iterdir() if not p.name.startswith("."))
+# testdata/fix/ holds the --fix fixtures (tests/test_fix_fixtures.py), not findings' fixtures.
+FIXTURES = sorted(p for d in TESTDATA.iterdir() if d.is_dir() and d.name != "fix" for p in d.iterdir() if not p.name.startswith("."))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -140,7 +140,7 @@ def test_concise_is_one_line_a_finding(repo):
     lines = result.stdout.splitlines()
     assert result.exit_code == 1 and len(lines) == 7
     assert lines[0].startswith("examples/apps/checkout.yaml:21:38: error ML301 drain-exceeds-grace: terminationDrainDuration 30s")
-    assert all(re.match(r"^examples/\S+:\d+:\d+: (error|warning|info) ML\d{3} [a-z-]+: ", line) for line in lines)
+    assert all(re.match(r"^examples/\S+:\d+:\d+: (error|warning|info) ML\d{3}( \[\*\])? [a-z-]+: ", line) for line in lines)
 
 
 def test_several_reports_from_one_run(repo):

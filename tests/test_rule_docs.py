@@ -22,6 +22,8 @@ def _block(rule, heading):
 def test_docstring_has_every_section(rule):
     for heading in HEADINGS:
         assert rule.section(heading), f"{rule.code} has no '## {heading}' section"
+    # A rule with a fix says when it is offered and whether it is safe; one without has nothing to say.
+    assert bool(rule.section("Fix safety")) == bool(rule.fix), f"{rule.code}: fix={rule.fix!r} and its '## Fix safety' section disagree"
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
@@ -36,14 +38,33 @@ def test_example_fires_exactly_at_its_markers(rule, tmp_path):
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
-def test_use_instead_is_silent(rule, tmp_path):
+def test_use_instead_lints_clean_against_every_rule(rule, tmp_path):
+    """The docs teach fixes that are clean: no rule at all objects to a *Use instead*."""
     folder = tmp_path / rule.code
     folder.mkdir()
     path = folder / "good.yaml"
     path.write_text(_block(rule, "Use instead"), encoding="utf-8")
     assert not expectations(path, str(path))
     _, _, report = fixture_run(path)
-    assert [f for f in report.findings if f.code == rule.code] == []
+    assert [(f.code, f.line, f.message) for f in report.findings] == []
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.fix], ids=lambda r: r.code)
+def test_fixes_make_the_example_clean_for_its_rule(rule, tmp_path, monkeypatch):
+    """`--fix --unsafe-fixes` on a rule's *Example* leaves none of its findings (with target versions
+    that let every fix apply: native sidecars need Istio 1.24+ and Kubernetes 1.29+)."""
+    from click.testing import CliRunner
+
+    from meshlint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "example.yaml").write_text(_block(rule, "Example"), encoding="utf-8")
+    versions = ["--istio-version", "1.24", "--kubernetes-version", "1.30"]
+    result = CliRunner().invoke(main, ["check", "example.yaml", "--fix", "--unsafe-fixes", *versions, "--format", "json"])
+    import json
+
+    remaining = [f for f in json.loads(result.stdout)["findings"] if f["code"] == rule.code]
+    assert remaining == [], result.stderr
 
 
 def test_committed_rules_page_is_current():
@@ -74,7 +95,10 @@ def test_explain_is_coloured_only_when_asked():
     rule = next(r for r in RULES if r.code == "ML301")
     plain, coloured = explain(rule), explain(rule, color=True)
     assert "\033[" not in plain
-    assert plain.startswith("ML301 drain-exceeds-grace (default severity: error)\n\n")
+    assert plain.startswith(
+        "ML301 drain-exceeds-grace (default severity: error)\n"
+        "Fix: unsafe (it changes behaviour beyond the finding), for some findings: `meshlint check --fix --unsafe-fixes` applies it.\n\n"
+    )
     assert "\033[1m\033[36mWhy is this bad?\033[0m" in coloured
     assert "\033[32m          terminationDrainDuration: 45s  # expect: ML301:error\033[0m" in coloured
     assert "\033[" not in coloured.replace("\033[1m", "").replace("\033[36m", "").replace("\033[32m", "").replace("\033[2m", "").replace("\033[0m", "")

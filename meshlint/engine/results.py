@@ -38,6 +38,9 @@ class Summary:
     baselined: int | None = None
     stale_baseline: list[dict[str, str]] = field(default_factory=list)  # baseline entries no finding matched
     outside_diff: int | None = None
+    fixed: int | None = None  # set by --fix: findings of the run before the fixes that are gone
+    fixable: int = 0  # findings with a safe fix
+    unsafe_fixable: int = 0  # findings with an unsafe fix (applied only with --unsafe-fixes)
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
@@ -47,8 +50,14 @@ class Summary:
     def count(self, findings: list[Finding]) -> None:
         """Findings by severity, counted afresh (after the run, and after the gate drops some)."""
         self.by_severity = {"error": 0, "warning": 0, "info": 0}
+        self.fixable = self.unsafe_fixable = 0
         for finding in findings:
             self.by_severity[str(finding.severity)] += 1
+            if finding.fix is not None:
+                if finding.fix.safe:
+                    self.fixable += 1
+                else:
+                    self.unsafe_fixable += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +74,9 @@ class Summary:
             "baselined": self.baselined or 0,
             "stale_baseline": list(self.stale_baseline),
             "outside_diff": self.outside_diff or 0,
+            "fixed": self.fixed or 0,
+            "fixable": self.fixable,
+            "unsafe_fixable": self.unsafe_fixable,
         }
 
 
@@ -77,6 +89,8 @@ class Report:
     files: list[str] = field(default_factory=list)  # every input read, as findings name it
     root: str = "."  # the repository root (meshlint.fingerprint)
     fail_on: Severity | None = Severity.WARNING  # None: never
+    writable: frozenset[str] = frozenset()  # inputs `--fix` may write: named or walked, not stdin, not widened
+    unsafe_fixes: bool = False  # `--unsafe-fixes`: unsafe fixes count as fixable too
 
 
 @dataclass(eq=False, repr=False)

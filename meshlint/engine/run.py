@@ -123,7 +123,8 @@ def run(
     else:
         results = map(check, checked)
 
-    report = Report([], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on)
+    writable = frozenset(f for f in files if f != inputs.STDIN)  # what --fix may write: never stdin or widened files
+    report = Report([], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on, writable=writable)
     for loaded in context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
@@ -341,7 +342,8 @@ def _check_file(plan: Plan, path: str) -> FileResult:
                     summary.suppressed += 1
                     used.add((suppression.position, suppression.entry_for(rule)))
                     continue
-                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
+                source = _source_line(lines, issue.position.line)
+                findings.append(_finding(rule, issue, governed.severities[rule.code], about, source, loaded.newline))
     result.findings = fingerprinted(findings, plan.root)
     result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
     return result
@@ -368,9 +370,13 @@ def _order(finding: Finding) -> tuple[str, int, int, str]:
     return finding.path, finding.line, finding.column, finding.code
 
 
-def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None) -> Finding:
+def _finding(
+    rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n"
+) -> Finding:
     severity = configured or issue.severity or rule.severity
     position = issue.position
+    # A fix edits the file the finding is in, and writes line breaks as that file does.
+    fix = issue.fix.with_newline(newline) if issue.fix is not None and issue.fix.path == position.path else None
     return Finding(
         path=position.path,
         line=position.line,
@@ -385,4 +391,5 @@ def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Re
         rendered_from=resource.rendered_from if resource is not None else None,
         related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
         node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
+        fix=fix,
     )

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 def chunks(report: Report) -> Iterator[str]:
     for f in report.findings:
-        yield f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code} {f.name}: {f.message}\n"
+        mark = " [*]" if f.fixable(report.unsafe_fixes) else ""
+        yield f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}\n"
 
 
 def render(report: Report, *, color: bool = False) -> str:

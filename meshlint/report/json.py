@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
     from meshlint.findings import Finding
+    from meshlint.fix.edits import Fix
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -30,6 +31,19 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "related": [{"path": p.path, "line": p.line, "column": p.column} for p in f.related],
         "fingerprint": f.fingerprint,
         **({"source": f.rendered_from} if f.rendered_from else {}),
+        "fix": fix_dict(f.fix) if f.fix is not None else None,
+    }
+
+
+def fix_dict(fix: Fix) -> dict[str, Any]:
+    """A fix as ruff's JSON gives one: what it does, safe or unsafe, its edits (1-based, end exclusive)."""
+    return {
+        "message": fix.title,
+        "applicability": fix.applicability,
+        "edits": [
+            {"path": fix.path, "line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column, "content": e.text}
+            for e in fix.edits
+        ],
     }
 
 

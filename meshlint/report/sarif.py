@@ -22,6 +22,7 @@ from meshlint.ruledocs import url
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
     from meshlint.findings import Position
+    from meshlint.fix.edits import Fix
     from meshlint.rule import Rule
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -89,6 +90,8 @@ def render(report: Report, *, color: bool = False) -> str:
             result["relatedLocations"] = related
         if report.summary.baselined is not None:
             result["baselineState"] = "new"  # the baselined ones are left out
+        if f.fix is not None:
+            result["fixes"] = [_fix(f.fix, root)]
         results.append(result)
     notifications: list[dict[str, Any]] = [
         {"level": "warning", "message": {"text": f"skipped: {s.reason}"}, "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.path, root)}}]}
@@ -110,6 +113,24 @@ def render(report: Report, *, color: bool = False) -> str:
         }
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
+
+
+def _fix(fix: Fix, root: str) -> dict[str, Any]:
+    """A fix as SARIF writes one: its replacements in one artifact, regions 1-based with the end column
+    exclusive (an insertion deletes an empty region)."""
+    replacements = [
+        {
+            "deletedRegion": {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column},
+            "insertedContent": {"text": e.text},
+        }
+        for e in fix.edits
+    ]
+    unsafe = "" if fix.safe else " (unsafe: applied only with --unsafe-fixes)"
+    return {
+        "description": {"text": fix.title + unsafe},
+        "artifactChanges": [{"artifactLocation": _artifact(fix.path, root), "replacements": replacements}],
+        "properties": {"applicability": fix.applicability},
+    }
 
 
 def _artifact(path: str, root: str) -> dict[str, str]:

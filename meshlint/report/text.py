@@ -47,7 +47,20 @@ def summary_line(summary: Summary) -> str:
         parts.append(f"{stale} stale baseline entr{'y' if stale == 1 else 'ies'}")
     if summary.outside_diff is not None:
         parts.append(f"{summary.outside_diff} outside the diff")
+    if summary.fixed is not None:
+        parts.append(f"{summary.fixed} fixed")
     return ", ".join(parts)
+
+
+def fixable_line(summary: Summary, unsafe_fixes: bool) -> str | None:
+    """`[*] 2 fixable with --fix (1 more with --unsafe-fixes)`, as ruff says it, or None."""
+    if unsafe_fixes:
+        count = summary.fixable + summary.unsafe_fixable
+        return f"[*] {count} fixable with --fix --unsafe-fixes" if count else None
+    if summary.fixable:
+        more = f" ({summary.unsafe_fixable} more with --unsafe-fixes)" if summary.unsafe_fixable else ""
+        return f"[*] {summary.fixable} fixable with --fix{more}"
+    return f"{summary.unsafe_fixable} fixable with --fix --unsafe-fixes" if summary.unsafe_fixable else None
 
 
 def statistics(findings: Sequence[Finding]) -> list[str]:
@@ -71,10 +84,11 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     """The report one finding at a time (a big report is written while it is made)."""
     for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
+        mark = " [*]" if f.fixable(report.unsafe_fixes) else ""  # --fix would settle it (ruff's mark)
         if color:
-            out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET} {f.name}: {f.message}"]
+            out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET}{mark} {f.name}: {f.message}"]
         else:
-            out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code} {f.name}: {f.message}"]
+            out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code}{mark} {f.name}: {f.message}"]
         out.extend(_snippet(f.source, f.line, f.column, _COLORS[severity] if color else None))
         if f.rendered_from:
             out.append(f"  {_DIM}source:{_RESET} {f.rendered_from}" if color else f"  source: {f.rendered_from}")
@@ -88,6 +102,9 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     skipped = skipped_lines(report.summary)
     if skipped:
         yield "\n".join(skipped) + "\n\n"
+    fixable = fixable_line(report.summary, report.unsafe_fixes)
+    if fixable:  # before the summary, which stays the last line
+        yield fixable + "\n"
     yield summary_line(report.summary) + "\n"
 
 

@@ -28,7 +28,8 @@ spec:
         proxy.istio.io/config: |
           holdApplicationUntilProxyStarts: "true"  # expect: ML002:error
           terminationDrainDuration: 20  # expect: ML002:error
-          holdApplicationUntilProxyStart: true  # expect: ML002:warning
+          proxyMetdata:  # expect: ML002:warning
+            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"
     spec:
       containers:
         - name: web
@@ -50,11 +51,19 @@ spec:
         proxy.istio.io/config: |
           holdApplicationUntilProxyStarts: true
           terminationDrainDuration: 20s
+          proxyMetadata:
+            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"
     spec:
       containers:
         - name: web
           image: web:1.0
 ```
+
+## Fix safety
+Safe: an unknown key is renamed to its one "did you mean" when that field is not set already and the
+value is of its type; a boolean written in quotes (`"true"`) loses them. Unsafe: a bare number for a
+duration becomes that many seconds (`20` as `20s`), a guess at the unit. Either is left out when the
+setting it brings into effect would make another finding (a drain longer than the grace period).
 
 ## References
 - istio/api `mesh/v1alpha1/proxy.proto` (ProxyConfig fields and types)
@@ -65,22 +74,28 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Position, Severity
+from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
+
 _RETYPE = "give the field the type ProxyConfig declares (see `meshlint explain ML002`)"
 
 
-@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG))
+@rule(code="ML002", name="invalid-proxy-config", severity=Severity.ERROR, scope=(WORKLOAD, MESH_CONFIG), fix="mixed")
 def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issue]:
     if isinstance(subject, MeshSource):
         # Type errors in the mesh-wide defaultConfig; unknown keys there are reported by ML004.
         for problem in subject.default_config_problems:
             if not problem.unknown_key:
-                yield Issue(problem.position, f"defaultConfig: {problem.message}; Istio cannot parse this mesh config", _RETYPE)
+                fix = _retype_mesh(subject, problem.field)
+                yield Issue(problem.position, f"defaultConfig: {problem.message}; Istio cannot parse this mesh config", _RETYPE, fix=fix)
         return
     annotation = subject.annotation
     if annotation is None:
@@ -97,9 +112,53 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
         if schema_problem.unknown_key:
             hint = schema_problem.suggestion
             help_text = f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant"
-            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING)
+            fix = _rename(annotation, schema_problem.field, hint) if hint else None
+            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING, fix=fix)
         else:
-            yield Issue(schema_problem.position, f"{schema_problem.message}; the injector rejects the pod", _RETYPE)
+            fix = _retype(annotation, schema_problem.field)
+            yield Issue(schema_problem.position, f"{schema_problem.message}; the injector rejects the pod", _RETYPE, fix=fix)
+
+
+def _rename(annotation: ProxyConfigAnnotation, key: str, hint: str) -> Fix | None:
+    from meshlint.fix import mapping, proxy_config
+
+    assert annotation.body is not None
+    change = proxy_config.inside(annotation.node, proxy_config.rename_field(annotation.body, key, hint))
+    return mapping.as_fix(f"rename {key} to {hint}", annotation.node, change)
+
+
+def _retype(annotation: ProxyConfigAnnotation, field: str) -> Fix | None:
+    """`"true"` for a boolean unquoted (safe); `20` for a duration as `20s` (unsafe: seconds is a guess)."""
+    from meshlint.fix import mapping, proxy_config
+    from meshlint.fix.edits import SAFE, UNSAFE
+
+    assert annotation.body is not None
+    host = annotation.node
+    found = proxy_config.retype_field(annotation.body, field, host if host.style != "|" else None)
+    if found is None:
+        return None
+    change, safe = found
+    return mapping.as_fix(_retitle(field, safe), host, proxy_config.inside(host, change), SAFE if safe else UNSAFE)
+
+
+def _retype_mesh(source: MeshSource, field: str) -> Fix | None:
+    from meshlint.fix import mapping, proxy_config
+    from meshlint.fix.edits import SAFE, UNSAFE
+
+    body = source.default_config
+    if body is None:
+        return None
+    host = source.resource.root.path("data", "mesh") if source.resource.kind == "ConfigMap" else None
+    found = proxy_config.retype_field(body, field, host if host is not None and host.style != "|" else None)
+    if found is None:
+        return None
+    change, safe = found
+    placed = proxy_config.inside(host, change) if host is not None else change
+    return mapping.as_fix(_retitle(field, safe), body, placed, SAFE if safe else UNSAFE)
+
+
+def _retitle(field: str, safe: bool) -> str:
+    return f"write {field} as a boolean, without quotes" if safe else f"write {field} as a duration in seconds"
 
 
 RULE = check

@@ -52,6 +52,13 @@ spec:
           image: api:1.0
 ```
 
+## Fix safety
+Safe. `--fix` moves the annotation or label, as written (its comments and quoting), to the pod
+template's own `annotations` or `labels`, and drops the emptied `annotations:` of the controller. When
+the template already has the same value only the ignored copy goes; when it has another value, or the
+kind has several pod templates, there is no fix: which was meant is for a person to say. Namespace-only
+labels on a pod template have no fix.
+
 ## References
 - https://istio.io/latest/docs/ops/common-problems/injection/ ("The deployment's metadata is ignored")
 - istioctl analyze IST0107 MisplacedAnnotation
@@ -60,6 +67,7 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.istio import NAMESPACE_ONLY_LABELS, is_pod_key
@@ -68,8 +76,11 @@ from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
-@rule(code="ML003", name="misplaced-pod-annotation", severity=Severity.ERROR, scope=RESOURCE, kinds=WORKLOAD_KINDS)
+
+@rule(code="ML003", name="misplaced-pod-annotation", severity=Severity.ERROR, scope=RESOURCE, kinds=WORKLOAD_KINDS, fix="safe")
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
     if resource.kind != "Pod":  # a Pod's own metadata is the pod's
         for field, values in (("annotations", resource.annotations), ("labels", resource.labels)):
@@ -81,6 +92,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
                     value.key_pos or value.pos,
                     f"{singular} {key} is on the {resource.kind}'s own metadata; Istio reads it only from the pod template, so it has no effect",
                     f"move it to {resource.template_path}.{field}",
+                    fix=_move(resource, field, key),
                 )
     for template in pod_templates(resource):
         for key in NAMESPACE_ONLY_LABELS:
@@ -92,6 +104,31 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
                     "only from Namespaces, so on a pod it injects nothing",
                     f'label the Namespace {key}: enabled, or give the pod the label sidecar.istio.io/inject: "true"',
                 )
+
+
+def _move(resource: Resource, field: str, key: str) -> Fix | None:
+    """To the pod template's own annotations or labels, as written (its comments and quoting); when
+    the template already has the same value, the ignored copy only goes. Not when the template says
+    otherwise (which was meant is for a person to say), nor for kinds with several pod templates."""
+    from meshlint.fix import annotation, mapping
+
+    templates = pod_templates(resource)
+    if len(templates) != 1 or templates[0].argo:
+        return None
+    template = templates[0]
+    metadata = resource.metadata
+    source = metadata.get(field)
+    there = template.metadata.get(field).get(key) if template.metadata.is_map else None
+    removal = mapping.remove(source, key, metadata, field)
+    if there is not None and there.exists:
+        if there.text != source.get(key).text:
+            return None
+        change = removal
+    else:
+        content = mapping.lift(source, key)
+        change = mapping.merged(annotation.add_to_pod(template, content, field), removal) if content is not None else None
+    title = f"move {field[:-1]} {key} to {resource.template_path}.{field}"
+    return mapping.as_fix(title, resource.root, change)
 
 
 RULE = check

@@ -63,6 +63,15 @@ spec:
               value: postgres://orders-db.shop.svc.cluster.local:5432/orders
 ```
 
+## Fix safety
+Safe, mostly: `--fix` sets `holdApplicationUntilProxyStarts: true` in the pod template's own
+`proxy.istio.io/config`, in the annotation's own form (a line in a YAML block, a member of a JSON
+object, its quotes escaped as the annotation needs), or adds the annotation when there is none. When
+the annotation itself turns the hold off, turning it on overrides a choice someone made: that fix is
+unsafe. Not offered for kube-inject output (the injected proxy decides), when Helm's
+`global.proxy.lifecycle` would replace the hold hook (ML105), or while the annotation misspells the
+field (ML002's rename settles both).
+
 ## References
 - https://istio.io/latest/docs/ops/common-problems/injection/ (holdApplicationUntilProxyStarts)
 - https://istio.io/latest/blog/2023/native-sidecars/
@@ -72,13 +81,18 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.istio import PROXY_CONFIG_ANNOTATION
 from meshlint.mesh.setting import origins
-from meshlint.mesh.workload import VERSIONS_UNKNOWN, WorkloadView
+from meshlint.mesh.workload import HOLD, VERSIONS_UNKNOWN, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 from meshlint.wording import listing
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 HOLD_HELP = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
 
@@ -102,6 +116,7 @@ def native_hint(workload: WorkloadView) -> str:
     severity=Severity.WARNING,
     scope=WORKLOAD,
     kinds=WORKLOAD_KINDS,
+    fix="mixed",
     options={
         "require-evidence": {
             "type": "boolean",
@@ -131,7 +146,33 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{HOLD_HELP}, {native_hint(workload)}",
         Severity.ERROR if evidence else None,
         related=origins(workload.hold),
+        fix=_hold_fix(workload),
     )
+
+
+def _hold_fix(workload: WorkloadView) -> Fix | None:
+    """Hold in the pod's own proxy.istio.io/config: merged into the annotation in its form, or a new
+    annotation. Not for kube-inject output (the injected proxy decides), nor when Helm's
+    global.proxy.lifecycle would replace the hold hook (ML105), nor while the annotation misspells
+    the hold field (ML002's rename settles both)."""
+    from meshlint.fix import annotation, mapping, proxy_config
+    from meshlint.fix.edits import SAFE, UNSAFE
+
+    if workload.injected_proxy is not None or workload.hold_override is not None:
+        return None
+    config = workload.annotation
+    if config is None:
+        content = mapping.entry(PROXY_CONFIG_ANNOTATION, "'{\"holdApplicationUntilProxyStarts\": true}'")
+        change = annotation.add_to_pod(workload.template, content)
+        title = "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
+        return mapping.as_fix(title, workload.template.node, change)
+    if any(p.unknown_key and p.suggestion == HOLD for p in config.problems):
+        return None
+    change = proxy_config.set_field(config, HOLD, "true")
+    # Turning around a hold the pod itself turns off overrides a choice someone made: unsafe.
+    written = workload.pod_hold is not None
+    title = "set holdApplicationUntilProxyStarts: true in proxy.istio.io/config" + (" (the pod turns it off)" if written else "")
+    return mapping.as_fix(title, config.node, change, UNSAFE if written else SAFE)
 
 
 RULE = check

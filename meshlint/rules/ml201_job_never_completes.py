@@ -48,6 +48,8 @@ spec:
   template:
     metadata:
       labels: {app: export, sidecar.istio.io/inject: "true"}
+      annotations:
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     spec:
       restartPolicy: Never
       containers:
@@ -61,6 +63,13 @@ spec:
               ./export
 ```
 
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` adds the pod annotation `sidecar.istio.io/nativeSidecar: "true"` when the
+target versions are known to take it (`--istio-version` 1.24+ and `--kubernetes-version` 1.29+), no
+container makes a quit call already, and the proxy's startup probe is on. Native sidecars change how the
+whole pod starts and stops, not only how it ends. For an Argo workflow pod the fix is safe: it adds the
+`workflows.argoproj.io/kill-cmd-istio-proxy` annotation, which Argo runs only when the step is done.
+
 ## References
 - https://istio.io/latest/blog/2023/native-sidecars/ (native sidecars let Jobs complete)
 - istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (POST from localhost only)
@@ -71,13 +80,18 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.istio import ARGO_KILL_COMMAND, ARGO_KILL_COMMAND_ANNOTATION
+from meshlint.mesh.istio import ARGO_KILL_COMMAND, ARGO_KILL_COMMAND_ANNOTATION, NATIVE_ANNOTATION
+from meshlint.mesh.options import at_least
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import BATCH_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 from meshlint.wording import listing
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 NATIVE_FIRST = (
     'enable native sidecars (pod annotation sidecar.istio.io/nativeSidecar: "true", Istio 1.24+ and Kubernetes 1.29+), '
@@ -86,7 +100,7 @@ NATIVE_FIRST = (
 TRAP_QUIT = "or end the container's script with `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT`"
 
 
-@rule(code="ML201", name="job-never-completes", severity=Severity.ERROR, scope=WORKLOAD, kinds=BATCH_KINDS | {"Pod"})
+@rule(code="ML201", name="job-never-completes", severity=Severity.ERROR, scope=WORKLOAD, kinds=BATCH_KINDS | {"Pod"}, fix="mixed")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.classic_sidecar or not workload.template.runs_to_completion:
         return
@@ -100,12 +114,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     failed = [c for c in workload.quit_calls if c.why_not is not None]
     tail = f"; its quit call on line {failed[0].position.line} {failed[0].why_not}" if failed else ""
     dropped_by_exec = bool(failed) and "replaces the shell" in (failed[0].dropped or "")
-    fix = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
+    advice = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
     yield Issue(
         workload.template.fix_position,
         f"{workload.template.title} never completes: its classic istio-proxy sidecar keeps running after "
         f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
-        f"{NATIVE_FIRST}, {fix}",
+        f"{NATIVE_FIRST}, {advice}",
+        fix=_native(workload),
     )
 
 
@@ -121,7 +136,40 @@ def _argo(workload: WorkloadView) -> Iterator[Issue]:
         f"image, and this proxy image has none ({no_shell.value}, {no_shell.where}), so the pod keeps running after the step",
         f"add the pod annotation {ARGO_KILL_COMMAND_ANNOTATION}: '{ARGO_KILL_COMMAND}' (the quit runs inside the proxy "
         "container, where pilot-agent is), or keep workflow pods out of the mesh",
+        fix=_kill_command(workload),
     )
+
+
+def _native(workload: WorkloadView) -> Fix | None:
+    """Unsafe: native sidecars change how the whole pod starts and stops, not only how it ends.
+    Offered only when the target versions are known to take the annotation (Istio 1.24+, Kubernetes
+    1.29+), and not when a container already makes a quit call (with a native sidecar that call is
+    needless, ML204) or the proxy's startup probe is off (ML103)."""
+    from meshlint.fix import annotation, mapping
+    from meshlint.fix.edits import UNSAFE
+
+    versions = workload.options.versions
+    if not (at_least(versions.istio, "1.24") and at_least(versions.kubernetes, "1.29")):
+        return None
+    if workload.quit_calls or workload.startup_probe_off is not None or workload.injected_proxy is not None:
+        return None
+    quote = annotation.pod_quote(workload.template)
+    value = f"{quote}true{quote}"
+    present = workload.template.annotations().get(NATIVE_ANNOTATION)
+    if present is not None:
+        change = mapping.replace_scalar(present, value)
+    else:
+        change = annotation.add_to_pod(workload.template, mapping.entry(NATIVE_ANNOTATION, value))
+    return mapping.as_fix(f"add the pod annotation {NATIVE_ANNOTATION}: {value}", workload.template.node, change, UNSAFE)
+
+
+def _kill_command(workload: WorkloadView) -> Fix | None:
+    """Safe: Argo runs the command only when the step is done, to stop the proxy."""
+    from meshlint.fix import annotation, mapping
+
+    content = mapping.entry(ARGO_KILL_COMMAND_ANNOTATION, f"'{ARGO_KILL_COMMAND}'")
+    change = annotation.add_to_pod(workload.template, content)
+    return mapping.as_fix(f"add the pod annotation {ARGO_KILL_COMMAND_ANNOTATION}: '{ARGO_KILL_COMMAND}'", workload.template.node, change)
 
 
 RULE = check

@@ -42,6 +42,11 @@ spec:
           command: ["sh", "-c", "trap 'curl -s -X POST http://localhost:15020/quitquitquit' EXIT; ./export"]
 ```
 
+## Fix safety
+Safe. `--fix` adds `-X POST` right after `curl` (or `--post-data=` after `wget`), inside the script where
+the call is written, or as list items of an exec-form command. Not when the call forces a GET (`-G`,
+`-X GET`), nor for other clients.
+
 ## References
 - istio/istio `pilot/cmd/pilot-agent/status/server.go` `handleQuit` (405 unless POST)
 """
@@ -49,11 +54,16 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.quitcalls import QuitCall
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 _FIX = {
     "curl": "add -X POST to the curl command",
@@ -64,7 +74,7 @@ _FIX = {
 }
 
 
-@rule(code="ML202", name="quit-call-not-post", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+@rule(code="ML202", name="quit-call-not-post", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="safe")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     for call in workload.quit_calls:
         if call.is_post or call.problem is not None:
@@ -73,7 +83,15 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             call.position,
             f"container {call.container.name!r} calls /quitquitquit without POST (`{call.command}`): the proxy answers 405 and keeps running",
             _FIX.get(call.tool, "send the request as a POST"),
+            fix=_post(call),
         )
+
+
+def _post(call: QuitCall) -> Fix | None:
+    from meshlint.fix import mapping, shell
+
+    flags = "-X POST" if call.tool == "curl" else "--post-data="
+    return mapping.as_fix(f"add {flags} to the {call.tool} call", call.container.node, shell.make_post(call))
 
 
 RULE = check

@@ -50,6 +50,12 @@ spec:
               command: ["sh", "-c", "trap 'curl -X POST localhost:15020/quitquitquit' EXIT; ./sync"]
 ```
 
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` takes the quit call out of the script's flow and runs it from
+`trap '...' EXIT` at the top, so it also runs when the work fails. Only for plain scripts (no `if`,
+loops, functions or subshells) without an EXIT trap of their own, where the call follows `&&`, `;` or
+stands on its own line.
+
 ## References
 - POSIX shell `trap` (EXIT runs however the script ends)
 """
@@ -57,14 +63,19 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.quitcalls import QuitCall
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
-@rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+
+@rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="unsafe")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     calls = workload.quit_calls
     for call in calls:
@@ -74,7 +85,17 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
                 call.position,
                 f"container {call.container.name!r} quits the proxy only when the work succeeds (`{call.command}`): {call.skipped_on_failure}",
                 "make the quit run however the script ends: `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT` at the top",
+                fix=_trap(call),
             )
+
+
+def _trap(call: QuitCall) -> Fix | None:
+    """Unsafe: the proxy is then told to quit also when the work fails, which is the point, but it
+    changes what the script does on every run."""
+    from meshlint.fix import mapping, shell
+    from meshlint.fix.edits import UNSAFE
+
+    return mapping.as_fix("run the quit call from `trap '...' EXIT` at the top of the script", call.container.node, shell.trap_on_exit(call), UNSAFE)
 
 
 RULE = check

@@ -45,6 +45,7 @@ spec:
     metadata:
       annotations:
         proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: true
           terminationDrainDuration: 45s
     spec:
       terminationGracePeriodSeconds: 60
@@ -52,6 +53,11 @@ spec:
         - name: payments
           image: payments:1.4
 ```
+
+## Fix safety
+Unsafe: `--fix --unsafe-fixes` raises `terminationGracePeriodSeconds` (or adds it to the pod spec) to the
+drain plus 5s, rounded up to a multiple of 5 (and beyond the longest preStop sleep). A longer grace
+period slows every rollout and node drain; lowering the drain instead is for a person to weigh.
 
 ## References
 - istio/api `mesh/v1alpha1/proxy.proto` (`terminationDrainDuration`, default 5s)
@@ -62,18 +68,23 @@ spec:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.durations import format_seconds
 from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN
-from meshlint.mesh.setting import origins
+from meshlint.mesh.setting import Setting, origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
-@rule(code="ML301", name="drain-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+
+@rule(code="ML301", name="drain-exceeds-grace", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="unsafe")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     grace = workload.grace_period
     # A grace period of 0 asks for no graceful shutdown at all (delete immediately): nothing to cut short.
@@ -95,7 +106,26 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"set terminationGracePeriodSeconds above {format_seconds(drain.value)} plus the app's own shutdown time, "
         f"or lower {name} below the grace period",
         related=origins(drain, grace, exit_on_zero),
+        fix=_longer_grace(workload, drain),
     )
+
+
+def _longer_grace(workload: WorkloadView, drain: Setting[Any]) -> Fix | None:
+    """Unsafe: a longer grace period slows every rollout and node drain down. The new value leaves 5s
+    after the drain (and after the longest preStop sleep), rounded up to a multiple of 5."""
+    from meshlint.fix import mapping
+
+    template = workload.template
+    if template.argo or not template.spec.is_map:
+        return None
+    sleeps = [s.seconds for s in workload.prestop_sleeps if not math.isinf(s.seconds)]
+    seconds = math.ceil((max([drain.value, *sleeps]) + 5) / 5) * 5
+    node = template.spec.get("terminationGracePeriodSeconds")
+    if node.exists:
+        change = mapping.replace_scalar(node, str(seconds))
+    else:
+        change = mapping.add(template.spec, mapping.entry("terminationGracePeriodSeconds", str(seconds)), first=True)
+    return mapping.as_fix(f"set terminationGracePeriodSeconds to {seconds}", template.node, change, "unsafe")
 
 
 RULE = check

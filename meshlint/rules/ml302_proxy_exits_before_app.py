@@ -46,6 +46,7 @@ spec:
       labels: {app: storefront, sidecar.istio.io/inject: "true"}
       annotations:
         proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: true
           terminationDrainDuration: 20s
     spec:
       containers:

@@ -36,6 +36,7 @@ spec:
     metadata:
       annotations:
         sidecar.istio.io/interceptionMode: TPROXY
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     spec:
       containers: [{name: app, image: "app:1"}]
 ```

@@ -28,7 +28,8 @@ spec:
       labels:
         sidecar.istio.io/inject: true  # expect: ML404:error
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8, 172.16.0.0/12"  # expect: ML404:error
+        # meshlint: disable=ML402 -- the node's metadata service is reached outside the mesh, on purpose
+        traffic.sidecar.istio.io/excludeOutboundIPRanges: "169.254.169.254/32, 169.254.170.2/32"  # expect: ML404:error
     spec:
       containers: [{name: api, image: "api:1"}]
 ```
@@ -45,10 +46,18 @@ spec:
       labels:
         sidecar.istio.io/inject: "true"
       annotations:
-        traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/8,172.16.0.0/12"
+        proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
+        # meshlint: disable=ML402 -- the node's metadata service is reached outside the mesh, on purpose
+        traffic.sidecar.istio.io/excludeOutboundIPRanges: "169.254.169.254/32,169.254.170.2/32"
     spec:
       containers: [{name: api, image: "api:1"}]
 ```
+
+## Fix safety
+Safe. A value that is not a string is quoted as written (`true` as `"true"`, in the quotes the values
+beside it use); a CIDR list loses the spaces around its commas. When the value, once valid, would
+send traffic around the sidecar (an exclusion ML402 reports), the fix is left out: the pod would run
+with an mTLS bypass that the rejected manifest never had.
 
 ## References
 - istio/istio `pkg/kube/inject/validate.go` (the annotation validators) and `inject.go` ("Injection failed due to invalid annotations")
@@ -59,15 +68,19 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.interception import Knob, parse_ports
+from meshlint.mesh.facts.interception import Knob, parse, parse_ports
 from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, NATIVE_ANNOTATION, STATUS_PORT_ANNOTATION
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.source.document import Node
+
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
 REJECTED = "the injector rejects the pod, so it is never created"
 
@@ -78,6 +91,7 @@ REJECTED = "the injector rejects the pod, so it is never created"
     severity=Severity.ERROR,
     scope=(WORKLOAD, RESOURCE),
     kinds=WORKLOAD_KINDS | {"Namespace"},
+    fix="safe",
 )
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     resource = subject.owner if isinstance(subject, WorkloadView) else subject
@@ -89,7 +103,8 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
     for item in subject.interception.values():
         where = item.problem_position
         if where is not None and item.knob.kind != "free":
-            yield Issue(where, f'{item.knob.annotation} "{item.setting.value}": {item.parsed.problem}; {REJECTED}', _fix(item.knob))
+            fix = _without_spaces(item.node, item.knob) if item.node is not None else None
+            yield Issue(where, f'{item.knob.annotation} "{item.setting.value}": {item.parsed.problem}; {REJECTED}', _fix(item.knob), fix=fix)
     annotations = {k: v for k, v in template.annotations().items() if isinstance(v.value, str)}
     port = annotations.get(STATUS_PORT_ANNOTATION)
     if port is not None:
@@ -129,17 +144,51 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
 
 def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Node]) -> Iterator[Issue]:
     """Mesh labels and annotations whose YAML value is a boolean or a number, not a string."""
+    quote: str | None = None
     for field, values in (("labels", labels), ("annotations", annotations)):
         for key, node in values.items():
             if ("istio.io/" not in key and "linkerd.io/" not in key and key != "istio-injection") or node.value is None or isinstance(node.value, str):
                 continue
             written = node.raw if node.raw is not None else str(node.value)
             kind = "boolean" if isinstance(node.value, bool) else "number" if isinstance(node.value, (int, float)) else "mapping or list"
+            if quote is None:
+                quote = _quote_style(labels, annotations)
             yield Issue(
                 node.pos,
                 f"{where} {field[:-1]} {key} is the {kind} {written}, not a string: the API server rejects the manifest",
                 f'quote it: {key}: "{written}"',
+                fix=_quoted(node, written, quote) if kind != "mapping or list" else None,
             )
+
+
+def _quote_style(labels: dict[str, Node], annotations: dict[str, Node]) -> str:
+    """The quote the other values beside it use: double, unless single quotes are the more common."""
+    styles = [n.style for n in (*labels.values(), *annotations.values()) if n.style in ('"', "'")]
+    return "'" if styles.count("'") > styles.count('"') else '"'
+
+
+def _quoted(node: Node, written: str, quote: str) -> Fix | None:
+    from meshlint.fix import mapping
+    from meshlint.fix.text import quoted
+
+    text = quoted(written, quote)
+    return mapping.as_fix(f"quote the value: {text}", node, mapping.replace_scalar(node, text))
+
+
+def _without_spaces(node: Node, knob: Knob) -> Fix | None:
+    """A CIDR list with spaces around its commas, written without them (when that is all that is wrong)."""
+    from meshlint.fix import mapping
+    from meshlint.fix.text import in_scalar
+
+    value = node.value if isinstance(node.value, str) else ""
+    tight = ",".join(part.strip() for part in value.split(","))
+    if knob.kind != "cidrs" or tight == value or parse(knob, tight).problem is not None or node.style not in ('"', "'", None):
+        return None
+    inner = in_scalar(tight, node.style)
+    if inner is None:
+        return None
+    text = f"{node.style}{inner}{node.style}" if node.style else inner
+    return mapping.as_fix(f"remove the spaces: {text}", node, mapping.replace_scalar(node, text))
 
 
 def _fix(knob: Knob) -> str:

@@ -186,10 +186,19 @@ def _is_ancestor(target: str, current: str, visited: set[str]) -> bool:
     return target in visited or current == target or current.startswith(target + os.sep)
 
 
+# A `--fix` session's files as fixed so far, by real path: its runs read them instead of the disk, so
+# every fix is checked before anything is written (meshlint.fix.rounds). Empty in any other run.
+OVERLAY: dict[str, bytes] = {}
+
+
 def read(path: str) -> bytes:
     """Read one input. Raises OSError for a file that vanished or cannot be read."""
     if path == STDIN:
         return sys.stdin.buffer.read()
+    if OVERLAY:
+        data = OVERLAY.get(os.path.realpath(path))
+        if data is not None:
+            return data
     with open(path, "rb") as handle:
         return handle.read()
 

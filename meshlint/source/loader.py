@@ -31,6 +31,7 @@ class LoadedFile:
     lines: list[str] = field(default_factory=list, repr=False)
     # Set when the whole file was passed over (a Helm template that does not parse).
     skipped: str | None = None
+    newline: str = "\n"  # how its first line ends: fixes write new lines the same way
 
 
 def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
@@ -63,6 +64,9 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
         data = inputs.read(path)
     text, problem = decode(data)
     loaded = load_text(display or inputs.display_name(path), text)
+    first_break = text.find("\n")
+    if first_break > 0 and text[first_break - 1] == "\r":
+        loaded.newline = "\r\n"
     if input_file:
         pass_over(loaded, text)
     if problem is not None:
