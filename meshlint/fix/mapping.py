@@ -104,7 +104,7 @@ def remove(mapping: Node, key: str, parent: Node | None = None, parent_key: str 
         return Change((Edit(*span, ""),), touched) if span is not None else None
     if len(mapping.value) == 1 or not src.key_starts_line(node):
         return None  # an empty block mapping would read as null; the first key of a `- ` item holds its line
-    lines = _entry_lines(node)
+    lines = entry_lines(node)
     if lines is None:
         return None
     first, last = lines
@@ -124,7 +124,7 @@ def lift(mapping: Node, key: str) -> Content | None:
         line, column, _, end = span
         text = src.line_text(node, line)[column - 1 : end - 1]
         return Content((text,), text)
-    lines = _entry_lines(node)
+    lines = entry_lines(node)
     if lines is None:
         return None
     first, last = lines
@@ -215,7 +215,7 @@ def _key_written(node: Node, key: str) -> bool:
     return False
 
 
-def _entry_lines(node: Node) -> tuple[int, int] | None:
+def entry_lines(node: Node) -> tuple[int, int] | None:
     """An entry's lines, with the comment lines at its indentation just above it."""
     assert node.key_pos is not None
     last = src.entry_last_line(node)

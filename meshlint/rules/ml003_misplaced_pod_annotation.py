@@ -107,28 +107,10 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
 
 
 def _move(resource: Resource, field: str, key: str) -> Fix | None:
-    """To the pod template's own annotations or labels, as written (its comments and quoting); when
-    the template already has the same value, the ignored copy only goes. Not when the template says
-    otherwise (which was meant is for a person to say), nor for kinds with several pod templates."""
     from meshlint.fix import annotation, mapping
 
-    templates = pod_templates(resource)
-    if len(templates) != 1 or templates[0].argo:
-        return None
-    template = templates[0]
-    metadata = resource.metadata
-    source = metadata.get(field)
-    there = template.metadata.get(field).get(key) if template.metadata.is_map else None
-    removal = mapping.remove(source, key, metadata, field)
-    if there is not None and there.exists:
-        if there.text != source.get(key).text:
-            return None
-        change = removal
-    else:
-        content = mapping.lift(source, key)
-        change = mapping.merged(annotation.add_to_pod(template, content, field), removal) if content is not None else None
     title = f"move {field[:-1]} {key} to {resource.template_path}.{field}"
-    return mapping.as_fix(title, resource.root, change)
+    return mapping.as_fix(title, resource.root, annotation.move_to_pod(resource, key, field))
 
 
 RULE = check

@@ -51,6 +51,12 @@ spec:
           command: ["linkerd-await", "--shutdown", "--", "./migrate"]
 ```
 
+## Fix safety
+Unsafe. `--fix --unsafe-fixes` adds the pod annotation `config.linkerd.io/proxy-admin-shutdown:
+enabled` (or sets it to `enabled`). It opens the proxy's shutdown endpoint to every process in the
+pod, which Linkerd closed by default on purpose; native sidecars, which need no shutdown call, are the
+better change, and a person's to make.
+
 ## References
 - linkerd/linkerd2 commit 35fb2d6d1 "feat!: Add config to disable proxy /shutdown admin endpoint" (2.16)
 - linkerd/linkerd2-proxy `linkerd/app/admin/src/server.rs` (404 "shutdown endpoint is not enabled")
@@ -60,6 +66,7 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.linkerdproxy import native_annotation_for
@@ -69,8 +76,11 @@ from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
+if TYPE_CHECKING:
+    from meshlint.fix.edits import Fix
 
-@rule(code="ML505", name="linkerd-shutdown-endpoint-disabled", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+
+@rule(code="ML505", name="linkerd-shutdown-endpoint-disabled", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="unsafe")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.classic_linkerd:
         return  # a native proxy needs no shutdown call (reference §11.3.4)
@@ -89,7 +99,24 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which need no shutdown call; "
             f"or add the pod annotation {ADMIN_SHUTDOWN}: enabled (or Helm proxy.enableShutdownEndpoint: true)",
             related=origins(endpoint),
+            fix=_enable(workload),
         )
+
+
+def _enable(workload: WorkloadView) -> Fix | None:
+    """Unsafe: the pod annotation opens the proxy's shutdown endpoint to every process in the pod,
+    which Linkerd closed by default on purpose; native sidecars are the better change, and a person's."""
+    from meshlint.fix import annotation, mapping
+    from meshlint.fix.edits import UNSAFE
+
+    quote = annotation.pod_quote(workload.template)
+    present = workload.template.annotations().get(ADMIN_SHUTDOWN)
+    if present is not None:
+        written = f"{quote}enabled{quote}" if present.style in ('"', "'") else "enabled"
+        change = mapping.replace_scalar(present, written)
+    else:
+        change = annotation.add_to_pod(workload.template, mapping.entry(ADMIN_SHUTDOWN, "enabled"))
+    return mapping.as_fix(f"add the pod annotation {ADMIN_SHUTDOWN}: enabled", workload.template.node, change, UNSAFE)
 
 
 RULE = check
