@@ -26,13 +26,16 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
+from meshlint.mesh.sidecars import SidecarConfig, SidecarScope, clashes, read_sidecar, scope_of
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
+from meshlint.model.selectors import selects
 from meshlint.source.document import Node
 
 HOLD = "holdApplicationUntilProxyStarts"
+REWRITE_PROBES = "helm.sidecarInjectorWebhook.rewriteAppHTTPProbe"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
 INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
 # What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
@@ -47,6 +50,7 @@ class ServiceTargets(NamedTuple):
     namespace: str
     selector: tuple[tuple[str, str | None], ...]
     targets: tuple[tuple[Any, Position], ...]  # targetPort (number or port name), or the port itself
+    position: Position | None = None  # its metadata.name
 
 
 class PeerAuthentication(NamedTuple):
@@ -91,7 +95,9 @@ class MeshSettings:
                 self.default_proxy_metadata[name] = setting
             elif key.startswith("helm.proxy."):
                 self.helm_proxy[key[len("helm.proxy.") :]] = setting
+        self.mesh_fields = {key[len("mesh.") :]: setting for key, setting in resolved.items() if key.startswith("mesh.") and setting.value is not None}
         self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
+        self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
         self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
 
@@ -110,6 +116,18 @@ class MeshSettings:
         """Helm global.proxy.lifecycle when it is set: it replaces the injected hold hook (reference §1.3)."""
         setting = self.helm_proxy.get("lifecycle")
         return setting if setting is not None and setting.value else None
+
+    @property
+    def outbound_traffic_policy(self) -> Setting[Any] | None:
+        """MeshConfig outboundTrafficPolicy.mode when a source sets it (ALLOW_ANY by default)."""
+        setting = self.mesh_fields.get("outboundTrafficPolicy.mode")
+        return setting if setting is not None and isinstance(setting.value, str) else None
+
+    @property
+    def discovery_selectors(self) -> Setting[Any] | None:
+        """MeshConfig discoverySelectors when a source sets a non-empty list (empty: every namespace)."""
+        setting = self.mesh_fields.get("discoverySelectors")
+        return setting if setting is not None and isinstance(setting.value, list) and setting.value else None
 
     @property
     def mesh_wide_hold(self) -> Setting[Any] | None:
@@ -132,6 +150,7 @@ class MeshContext:
         self.claims: dict[tuple[str, str], list[Claim]] = {}  # (revision, field) -> what sources say
         self.namespaces: dict[str, list[tuple[Namespace, Place]]] = {}
         self.peer_authentications: list[PeerAuthentication] = []
+        self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
@@ -156,6 +175,10 @@ class MeshContext:
             self.services.setdefault(service.namespace, []).append(service)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
+        elif kind == "Sidecar":
+            sidecar = read_sidecar(resource, where)
+            if sidecar is not None:
+                self.sidecars.append(sidecar)
         elif kind == "MutatingWebhookConfiguration":
             self._note_tag(resource)
         elif kind in MESH_CONFIG_KINDS:
@@ -299,6 +322,38 @@ class MeshContext:
                         mode = port_mode
         return mode, conflicts
 
+    def sidecar_scope(self, namespace: str, labels: dict[str, str] | None, place: Place, root: str | None = None) -> SidecarScope:
+        """The Sidecar that scopes a proxy of `namespace` with these pod labels at `place` (labels None:
+        what the namespace as a whole gets), reference §13.2."""
+        return scope_of(self.sidecars, namespace, labels, place, root if root is not None else self.options.root_namespace)
+
+    def sidecar_clashes(self, sidecar: SidecarConfig) -> list[SidecarConfig]:
+        """The other Sidecars applied with this one (read from the same resource) that match every pod
+        it matches: the ambiguity of reference §13.2 that needs no pod to show."""
+        placed = next((s for s in self.sidecars if s.position == sidecar.position), sidecar)
+        return clashes(self.sidecars, placed)
+
+    def discovered(self, namespace: str, place: Place, revision: str = "") -> bool | None:
+        """Does istiod process this namespace, as MeshConfig discoverySelectors say at `place` (none set:
+        every namespace)? None when selectors are set and the run holds no Namespace to match them to."""
+        selectors = self.settings_at(place, revision).discovery_selectors
+        if selectors is None:
+            return True
+        found, _ = self.namespace_at(namespace, place)
+        if found is None:
+            return None
+        labels = {k: v.text or "" for k, v in found.labels.items()}
+        return any(selects(selector, labels) for selector in selectors.value)
+
+    def service_count(self, place: Place, revision: str = "") -> int:
+        """How many Services of the run a proxy at `place` is sent: those of namespaces istiod processes
+        (a Service whose namespace discoverySelectors may leave out is not counted)."""
+        return sum(len(found) for namespace, found in self.services.items() if self.discovered(namespace, place, revision))
+
+    def service(self, name: str, namespace: str) -> ServiceTargets | None:
+        """The Service `name` of `namespace`, if the run holds it."""
+        return next((s for s in self.services.get(namespace, ()) if s.name == name), None)
+
     def decided_by(self, file: str, place: Place) -> tuple[bool, frozenset[str]]:
         """What the sources in `file` decide, or help decide, for a workload at `place` (§W2.6): whether
         any mesh-wide field or revision, and the namespaces whose definition or policy they give."""
@@ -342,7 +397,8 @@ def _service_targets(resource: Resource) -> ServiceTargets:
     for port in spec.get("ports").elements():
         target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
         targets.append((target.value, target.pos))
-    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets))
+    name = resource.root.path("metadata", "name")
+    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
 
 
 def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication:

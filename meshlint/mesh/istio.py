@@ -36,6 +36,8 @@ EXIT_ON_ZERO = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS"
 MINIMUM_DRAIN = "MINIMUM_DRAIN_DURATION"
 NATIVE_ENV = "ENABLE_NATIVE_SIDECARS"
 GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool
+GO_FALSE = frozenset(("0", "f", "F", "FALSE", "false", "False"))
+REWRITE_PROBES_ANNOTATION = "sidecar.istio.io/rewriteAppHTTPProbers"
 
 
 def is_pod_key(key: str) -> bool:

@@ -8,8 +8,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Position
-from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
+from meshlint.mesh import ambient
+from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
+from meshlint.mesh.facts import probes as probe_facts
 from meshlint.mesh.facts import proxyconfig
+from meshlint.mesh.facts.destinations import Destination, destinations
 from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
 from meshlint.mesh.facts.interception import Interception
@@ -19,7 +22,9 @@ from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotati
 from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
 from meshlint.mesh.injection import Namespace, injected_proxy
 from meshlint.mesh.istio import (
+    ALWAYS_EXCLUDED_INBOUND,
     ARGO_KILL_COMMAND_ANNOTATION,
+    DATAPLANE_MODE,
     DEFAULT_DRAIN,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MINIMUM_DRAIN,
@@ -38,6 +43,7 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions, Versions, at_least
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
+from meshlint.mesh.sidecars import SidecarScope
 from meshlint.model.pod import Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
@@ -90,6 +96,11 @@ class WorkloadView:
     @property
     def linkerd(self) -> bool:
         return self.classification.mesh == LINKERD
+
+    @property
+    def istio_ambient(self) -> bool:
+        """Enrolled in ambient mode: ztunnel on its node carries its traffic, no sidecar."""
+        return self.classification.mesh == ISTIO_AMBIENT
 
     @property
     def classic_sidecar(self) -> bool:
@@ -189,6 +200,58 @@ class WorkloadView:
             return Setting(parse_duration(DEFAULT_MINIMUM_DRAIN), None)
         return setting.derived(parse_duration(setting.value))
 
+    # --- probes ------------------------------------------------------------------------------------
+
+    @cached_property
+    def probe_rewrite(self) -> Setting[bool]:
+        """Whether the injector hands this pod's probes to the agent, and what decided it (reference §15)."""
+        return probe_facts.rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio)
+
+    @cached_property
+    def probes(self) -> list[probe_facts.Probe]:
+        """The probes of the app's own containers (regular and native sidecars, not istio-proxy)."""
+        return [p for c in self.template.all_containers if c.name != PROXY_CONTAINER for p in probe_facts.probes(c)]
+
+    def probe_rewritten(self, probe: probe_facts.Probe) -> bool:
+        return probe_facts.rewritten(probe, self.probe_rewrite.value, self.options.versions.istio)
+
+    def inbound_captured(self, port: int) -> bool:
+        """Does istio-proxy capture inbound connections to this port? Not with interception mode NONE,
+        not for Istio's own ports, and only as includeInboundPorts and excludeInboundPorts say (a value
+        the injector rejects captures nothing: the pod is never created)."""
+        if self.interception_mode.value == "NONE" or port in ALWAYS_EXCLUDED_INBOUND:
+            return False
+        include, exclude = self.interception["includeInboundPorts"].parsed, self.interception["excludeInboundPorts"].parsed
+        if include.problem is not None or exclude.problem is not None:
+            return False
+        if not include.everything:
+            return port in include.items
+        return port not in exclude.items
+
+    @cached_property
+    def native_drain(self) -> Setting[Any] | None:
+        """The native sidecar's own drain, when it is in effect: the injected preStop `pilot-agent request
+        POST drain` (Istio 1.21+), after which the agent exits at once on SIGTERM, so the drain settings
+        are never waited on (reference §14.4). Not with Helm global.proxy.lifecycle (it replaces the
+        hook), nor with status port 0 (the hook then fails)."""
+        if not self.native_sidecar:
+            return None
+        proxy = self.injected_proxy
+        if proxy is not None:
+            command = proxy.node.path("lifecycle", "preStop", "exec", "command")
+            words = [n.text or "" for n in command.elements()]
+            drains = "drain" in words and any(w.endswith("pilot-agent") for w in words)
+            return Setting(True, command.pos, "the injected istio-proxy's preStop starts its drain") if drains else None
+        if self.hold_override is not None:
+            return None
+        port = self.template.annotations().get(STATUS_PORT_ANNOTATION)
+        if port is not None and port.text == "0":
+            return None
+        istio = self.options.versions.istio
+        if istio is not None and not at_least(istio, "1.21"):
+            return None  # 1.19-1.20 native sidecars had no preStop: SIGTERM drained as for classic ones
+        return Setting(True, None, "its injected preStop starts the drain when the pod begins terminating (Istio 1.21+)")
+
     # --- traffic -----------------------------------------------------------------------------------
 
     @cached_property
@@ -201,6 +264,73 @@ class WorkloadView:
         labels = {k: v.text or "" for k, v in self.template.labels().items()}
         mode, _ = self.mesh.mtls_mode(self.owner.namespace, labels, port, self.place, self.options.root_namespace)
         return mode
+
+    # --- Sidecar scoping (reference §13) -----------------------------------------------------------
+
+    @cached_property
+    def sidecar_scope(self) -> SidecarScope:
+        """The Sidecar resource that scopes this pod's proxy (none: it holds the whole mesh's config)."""
+        labels = {k: v.text or "" for k, v in self.template.labels().items()}
+        return self.mesh.sidecar_scope(self.owner.namespace, labels, self.place, self.options.root_namespace)
+
+    @property
+    def outbound_policy(self) -> Setting[Any]:
+        """outboundTrafficPolicy.mode for this proxy: its Sidecar's, else the mesh's, else ALLOW_ANY."""
+        sidecar = self.sidecar_scope.sidecar
+        if sidecar is not None and sidecar.outbound_policy is not None:
+            return sidecar.outbound_policy
+        return self.settings.outbound_traffic_policy or Setting("ALLOW_ANY", None, "the default")
+
+    @cached_property
+    def dependencies(self) -> list[tuple[Destination, str, str]]:
+        """Services of the mesh the app's env and arguments name, as (where, Service name, namespace): a
+        cluster DNS name (`orders.shop.svc.cluster.local`), or a short name (`orders`, `orders.shop`)
+        that a Service in the run answers to. Names no Service of the run answers to are left out."""
+        found = []
+        # Init containers that run before a classic proxy never send through it.
+        through_proxy = [c for c in self.template.all_containers if not c.init or c.is_native_sidecar or self.native_sidecar]
+        for container in through_proxy:
+            if container.name in INJECTED_INIT_CONTAINERS:
+                continue
+            for destination in destinations(container):
+                service = self._service_for(destination.host)
+                if service is not None:
+                    found.append((destination, *service))
+        return found
+
+    def _service_for(self, host: str) -> tuple[str, str] | None:
+        labels = host.split(".")
+        if len(labels) >= 3 and labels[2] == "svc":
+            return labels[0], labels[1]
+        if len(labels) == 1 and self.mesh.service(labels[0], self.owner.namespace) is not None:
+            return labels[0], self.owner.namespace
+        if len(labels) == 2 and self.mesh.service(labels[0], labels[1]) is not None:
+            return labels[0], labels[1]
+        return None
+
+    # --- ambient (reference §16) -------------------------------------------------------------------
+
+    @property
+    def ambient_enrolment(self) -> Setting[str] | None:
+        """What enrols this ambient pod: its own `istio.io/dataplane-mode: ambient` label, else its
+        namespace's (istio-cni's default enablement selectors, reference §16.2)."""
+        if not self.istio_ambient:
+            return None
+        label = self.template.labels().get(DATAPLANE_MODE)
+        if label is not None and label.text == ambient.AMBIENT:
+            text = f"{DATAPLANE_MODE}={label.text} on the pod template"
+            return Setting(text, label.pos, text, local=True)
+        node = ambient.ambient_namespace(self.namespace)
+        if node is not None and self.namespace is not None:
+            text = f"{DATAPLANE_MODE}={node.text} on Namespace {self.namespace.name}"
+            return Setting(text, node.pos, text)
+        return None
+
+    @property
+    def bypass_inbound_capture(self) -> Node | None:
+        """`ambient.istio.io/bypass-inbound-capture` when it reads as true (`strconv.ParseBool`)."""
+        node = self.template.annotations().get(ambient.BYPASS_INBOUND_CAPTURE)
+        return node if node is not None and node.text in GO_TRUE else None
 
     def point_at(self, *settings: Setting[Any] | None) -> Position:
         """Where a finding about these settings goes: the first one written in this workload's own
