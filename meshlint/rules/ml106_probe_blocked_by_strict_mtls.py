@@ -1,0 +1,136 @@
+"""An HTTP or gRPC probe that the sidecar rejects, because it is not rewritten and mTLS is STRICT.
+
+## What it does
+For pods with an Istio sidecar whose probes are not rewritten, reports each `httpGet` or `grpc`
+liveness, readiness or startup probe aimed at a port the sidecar captures, when a STRICT
+PeerAuthentication (mesh-wide, namespace-wide, by selector, or on that port) covers the pod. Probes
+are not rewritten when the pod annotation `sidecar.istio.io/rewriteAppHTTPProbers` is `"false"`, when
+the injector's Helm value `sidecarInjectorWebhook.rewriteAppHTTPProbe` is false (IstioOperator
+`spec.values`, istiod Helm values, the `istio-sidecar-injector` ConfigMap), in a manifest that is
+already injected (`istioctl kube-inject` output), and for gRPC probes before Istio 1.13. Silent when
+nothing in the run says mTLS is STRICT, or nothing switches the rewrite off (it is on by default):
+both usually live outside an application's repository. Ports excluded from capture and exec probes
+are fine.
+
+## Why is this bad?
+The kubelet sends probes in plaintext and has no Istio certificate. Istio normally rewrites probes to
+the agent's status port (15020), which calls the app itself; without the rewrite the probe reaches the
+sidecar, which under STRICT mTLS refuses any connection without a mesh certificate. The probe fails
+forever: a readiness probe keeps the pod out of its Service, a liveness or startup probe has the
+container restarted again and again.
+
+## Example
+```yaml
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata:
+  name: default
+  namespace: shop
+spec:
+  mtls:
+    mode: STRICT
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cart
+  namespace: shop
+spec:
+  template:
+    metadata:
+      annotations:
+        sidecar.istio.io/rewriteAppHTTPProbers: "false"
+    spec:
+      containers:
+        - name: cart
+          image: cart:1
+          ports: [{name: http, containerPort: 8080}]
+          readinessProbe:
+            httpGet: {path: /ready, port: http}  # expect: ML106:error
+```
+
+## Use instead
+```yaml
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata:
+  name: default
+  namespace: shop
+spec:
+  mtls:
+    mode: STRICT
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cart
+  namespace: shop
+spec:
+  template:
+    spec:
+      containers:
+        - name: cart
+          image: cart:1
+          ports: [{name: http, containerPort: 8080}]
+          readinessProbe:
+            httpGet: {path: /ready, port: http}
+```
+If the rewrite must stay off, probe a port excluded from capture
+(`traffic.sidecar.istio.io/excludeInboundPorts`, a port that serves nothing but health) or use an
+exec probe.
+
+## References
+- https://istio.io/latest/docs/ops/configuration/mesh/app-health-check/
+- istio/istio `pkg/kube/inject/app_probe.go` (`ShouldRewriteAppHTTPProbers`), `webhook.go` (`applyRewrite`)
+- reference §15
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.probes import FAILING
+from meshlint.mesh.setting import origins
+from meshlint.mesh.workload import WorkloadView
+from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.rule import WORKLOAD, RuleContext, rule
+
+
+@rule(code="ML106", name="probe-blocked-by-strict-mtls", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
+def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if not workload.istio_sidecar:
+        return
+    rewrite = workload.probe_rewrite
+    for probe in workload.probes:
+        if probe.action not in ("httpGet", "grpc") or probe.port is None or workload.probe_rewritten(probe):
+            continue
+        if not workload.inbound_captured(probe.port):
+            continue
+        mode = workload.mtls_mode(probe.port)
+        if mode.value != "STRICT":
+            continue
+        why = rewrite.cited if not rewrite.value else f"Istio {workload.options.versions.istio} rewrites gRPC probes only from 1.13"
+        yield Issue(
+            probe.position,
+            f"{probe} is not rewritten ({why}), and istio-proxy captures port {probe.port} under "
+            f"PeerAuthentication STRICT ({mode.where}): the kubelet has no mesh certificate, so the sidecar "
+            f"refuses the probe and it always fails: {FAILING[probe.role]}",
+            f"{_switch(workload)}; or use an exec probe, or probe a port excluded from capture",
+            related=origins(rewrite, mode),
+        )
+
+
+def _switch(workload: WorkloadView) -> str:
+    """How to have the probe rewritten, wherever the rewrite was switched off."""
+    rewrite = workload.probe_rewrite
+    if rewrite.value:
+        return "upgrade Istio to 1.13 or later, which rewrites gRPC probes"
+    if workload.injected_proxy is not None:
+        return "inject the manifest again with probe rewrite on, so its probes point at the agent's port 15020"
+    if rewrite.local:
+        return 'remove sidecar.istio.io/rewriteAppHTTPProbers: "false" so the agent answers the probe on port 15020'
+    return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true) so the agent answers the probe on port 15020"
+
+
+RULE = check
