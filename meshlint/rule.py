@@ -54,6 +54,9 @@ class Rule:
     doc: str
     kinds: frozenset[str] | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # JSON Schema per option, with "default"
+    # False: an opt-in rule, run only when a `select`/`extend-select` entry names it (code, name,
+    # prefix or ALL), never by default (a finding most repositories should not get unasked).
+    default_enabled: bool = True
 
     @property
     def summary(self) -> str:
@@ -76,6 +79,7 @@ def rule(
     scope: str | tuple[str, ...],
     kinds: Iterable[str] | None = None,
     options: dict[str, dict[str, Any]] | None = None,
+    default_enabled: bool = True,
 ) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]:
     """Declare a check function as a rule; the documentation is the docstring of its module."""
 
@@ -91,6 +95,7 @@ def rule(
             doc=doc,
             kinds=frozenset(kinds) if kinds is not None else None,
             options=dict(options or {}),
+            default_enabled=default_enabled,
         )
 
     return wrap
