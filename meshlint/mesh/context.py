@@ -27,7 +27,7 @@ from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sidecars import SidecarConfig, SidecarScope, clashes, read_sidecar, scope_of
-from meshlint.mesh.sources import MeshSource, mesh_source
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
@@ -35,7 +35,6 @@ from meshlint.model.selectors import selects
 from meshlint.source.document import Node
 
 HOLD = "holdApplicationUntilProxyStarts"
-REWRITE_PROBES = "helm.sidecarInjectorWebhook.rewriteAppHTTPProbe"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
 INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
 # What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
@@ -81,6 +80,7 @@ class MeshSettings:
 
     def __init__(self, resolved: dict[str, Setting[Any]], conflicts: list[Conflict]) -> None:
         self.conflicts = conflicts
+        self._resolved = resolved
         self.sourced = bool(resolved) or bool(conflicts)  # False: every field is Istio's built-in default
         self.default_config: dict[str, Setting[Any]] = {}
         self.default_proxy_metadata: dict[str, Setting[Any]] = {}
@@ -95,7 +95,6 @@ class MeshSettings:
                 self.default_proxy_metadata[name] = setting
             elif key.startswith("helm.proxy."):
                 self.helm_proxy[key[len("helm.proxy.") :]] = setting
-        self.mesh_fields = {key[len("mesh.") :]: setting for key, setting in resolved.items() if key.startswith("mesh.") and setting.value is not None}
         self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
         self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
@@ -120,13 +119,13 @@ class MeshSettings:
     @property
     def outbound_traffic_policy(self) -> Setting[Any] | None:
         """MeshConfig outboundTrafficPolicy.mode when a source sets it (ALLOW_ANY by default)."""
-        setting = self.mesh_fields.get("outboundTrafficPolicy.mode")
+        setting = self._resolved.get(OUTBOUND_POLICY)
         return setting if setting is not None and isinstance(setting.value, str) else None
 
     @property
     def discovery_selectors(self) -> Setting[Any] | None:
         """MeshConfig discoverySelectors when a source sets a non-empty list (empty: every namespace)."""
-        setting = self.mesh_fields.get("discoverySelectors")
+        setting = self._resolved.get(DISCOVERY_SELECTORS)
         return setting if setting is not None and isinstance(setting.value, list) and setting.value else None
 
     @property

@@ -28,6 +28,9 @@ PROXY_METADATA_READ = (EXIT_ON_ZERO, MINIMUM_DRAIN)
 MESH_FIELDS_READ = ("outboundTrafficPolicy.mode", "discoverySelectors")  # MeshConfig's own, by dotted path
 # Helm values outside global.proxy that the workload view reads, by their dotted path.
 HELM_VALUES_READ = ("sidecarInjectorWebhook.rewriteAppHTTPProbe",)
+# The claimed fields of these, as the mesh context names them.
+OUTBOUND_POLICY, DISCOVERY_SELECTORS = (f"mesh.{name}" for name in MESH_FIELDS_READ)
+REWRITE_PROBES = f"helm.{HELM_VALUES_READ[0]}"
 HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(knob.helm for knob in KNOBS.values())))
 DEFAULT_REVISIONS = frozenset(("", "default"))
 

@@ -44,6 +44,7 @@ from meshlint.mesh.options import MeshOptions, Versions, at_least
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sidecars import SidecarScope
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES
 from meshlint.model.pod import Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
@@ -353,7 +354,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
     annotation = _proxy_config_annotation(template)
     proxy_config, proxy_metadata = _effective_proxy_config(settings, annotation)
-    return WorkloadView(
+    view = WorkloadView(
         mesh=mesh,
         template=template,
         classification=classification,
@@ -372,8 +373,28 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         options=options,
         place=place,
         namespace=namespace,
-        conflicts=[c for c in (*settings.conflicts, namespace_conflict, *policy_conflicts) if c is not None],
+        conflicts=[],
     )
+    conflicts = (*settings.conflicts, namespace_conflict, *policy_conflicts)
+    view.conflicts = [c for c in conflicts if c is not None and _matters(c.field, view)]
+    return view
+
+
+def _matters(field: str, view: WorkloadView) -> bool:
+    """Can sources that disagree on this field change a finding for this workload? Most fields always
+    can; these only for some pods, and only those pods are told of the conflict (ML006)."""
+    if field == REWRITE_PROBES:  # ML106/ML107: a probe on a captured port that fails or passes unrewritten
+        return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
+    if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode
+        sidecar = view.sidecar_scope.sidecar if view.istio_sidecar else None
+        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(ns, name, d.port) is None for d, name, ns in view.dependencies)
+    return field != DISCOVERY_SELECTORS  # read for Namespaces (ML601), never for a workload
+
+
+def _rewrite_matters(view: WorkloadView, probe: probe_facts.Probe) -> bool:
+    if probe.port is None or not view.inbound_captured(probe.port):
+        return False
+    return probe.action == "tcpSocket" or (probe.action in ("httpGet", "grpc") and view.mtls_mode(probe.port).value == "STRICT")
 
 
 def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | None:
