@@ -23,6 +23,23 @@ def test_corpus_sweep_has_no_crash_and_exits_0_or_1():
     assert report["summary"]["files"] > 1000
     for finding in report["findings"]:
         assert finding["line"] >= 1 and finding["column"] >= 1
+        if finding["code"] in ("ML101", "ML102"):
+            assert_evidence_is_calls(finding)
+
+
+def assert_evidence_is_calls(finding):
+    """Startup evidence never cites a comment, a file path, a listen or loopback address, or a
+    template placeholder (wave-2 spec §W4)."""
+    import re
+
+    message = finding["message"]
+    evidence = message.split("it calls out at startup: ", 1)[-1] if finding["code"] == "ML101" else message
+    assert "{{" not in evidence, message
+    assert not re.search(r"(0\.0\.0\.0|\[::\]|127\.0\.0\.1|localhost)[:/]|names /|=/|=:[0-9]", evidence), message
+    with open(finding["path"], encoding="utf-8", errors="replace") as handle:
+        lines = handle.read().splitlines()
+    for line in re.findall(r"\(line ([0-9]+)\)", evidence):
+        assert not lines[int(line) - 1].strip().startswith("#"), (message, lines[int(line) - 1])
 
 
 INJECT_TESTDATA = CORPUS / "istio__istio" / "pkg" / "kube" / "inject" / "testdata" / "inject"

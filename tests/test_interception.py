@@ -177,3 +177,31 @@ spec:
         ("a.yaml", 6, "outbound port 3306 bypasses istio-proxy, excluded by global.proxy.excludeOutboundPorts \"3306\" (" + str(tmp_path) + "/values.yaml"),
         ("b.yaml", 7, "outbound port 9042 bypasses istio-proxy, excluded by traffic.sidecar.istio.io/excludeOutboundPorts \"9042\" (" + str(tmp_path) + "/b.yaml"),
     ]
+
+
+def test_a_startup_race_workaround_is_read_from_the_commands_too_and_never_from_a_listen_port(tmp_path):
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  template:
+    metadata:
+      annotations:
+        traffic.sidecar.istio.io/excludeOutboundPorts: "5432,8080"
+    spec:
+      initContainers:
+        - name: wait
+          image: busybox
+          command: ["sh", "-c", "until nc -z db 5432; do sleep 1; done"]
+      containers:
+        - name: api
+          image: api
+          env: [{name: SERVER_PORT, value: "8080"}, {name: LISTEN_ADDR, value: "0.0.0.0:8080"}]
+"""
+    (tmp_path / "api.yaml").write_text(text)
+    report = lint([tmp_path / "api.yaml"], base=str(tmp_path))
+    [finding] = [f for f in report.findings if f.code == "ML402"]
+    assert finding.message.endswith(
+        "this looks like a startup-race workaround (init container 'wait' command calls db:5432 with nc (line 13) uses 5432): "
+        "native sidecars (the proxy then starts before the init containers) would fix the race without losing mTLS"
+    )

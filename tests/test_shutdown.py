@@ -7,7 +7,7 @@ import math
 import pytest
 
 from helpers import MESHED, lint, lint_text
-from meshlint.mesh.facts.prestop import prestop_sleep
+from meshlint.mesh.facts.commands import CommandModel
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text
@@ -29,7 +29,7 @@ def sleep_of(prestop: str):
     text = CONTAINER.format(prestop=prestop)
     document = load_text("pod.yaml", text).documents[0]
     template = pod_templates(next(resources_of(document)))[0]
-    return prestop_sleep(template.containers[0])
+    return CommandModel(template.containers[0]).prestop_sleep
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,19 @@ from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
+from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
+from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, POLICY_KINDS, WORKLOAD_KINDS
+from meshlint.model.kinds import (
+    DECLARATION_KINDS,
+    HELM_VALUES,
+    MESH_CONFIG_KINDS,
+    MESH_CONTEXT_KINDS,
+    POLICY_KINDS,
+    WORKLOAD_KINDS,
+)
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
@@ -199,6 +208,8 @@ class _Context:
             folder = self.as_input.get(os.path.realpath(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
             for resource in _context_resources(self.mesh, name, decode(data)[0]):
+                if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
+                    continue  # a profile an install may pick, unless mesh.context names it
                 self.mesh.add(resource, place)
                 if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
                     sources.add(path)
@@ -208,14 +219,14 @@ def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Reso
     """The parts of one input that could hold mesh context, or the first sign of Istio."""
     lines: list[str] | None = None
     for line_offset, chunk in document_chunks(text):
-        context = might_hold_context(chunk)
+        context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or sign:
+                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
                     yield resource
 
 

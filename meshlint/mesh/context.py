@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
     ISTIO_API_SUFFIX,
@@ -154,6 +155,7 @@ class MeshContext:
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
         self._settings: dict[tuple[Place, str], MeshSettings] = {}
+        self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
         for resource in resources:
             self.add(resource)
 
@@ -163,6 +165,7 @@ class MeshContext:
         """Take what the mesh context needs from one resource (the resource itself is not kept);
         `place` is where it counts as located (a mesh.context file: beside its config)."""
         self._note_istio(resource)
+        self.env_sources.add(resource)
         where = place if place is not None else Place.of(resource.path)
         kind = resource.kind
         if kind == "Namespace":

@@ -55,3 +55,15 @@ DISTROLESS = "distroless"
 # Argo's wait container kills an injected sidecar through a shell in its image, or with this command.
 ARGO_KILL_COMMAND_ANNOTATION = "workflows.argoproj.io/kill-cmd-" + PROXY_CONTAINER
 ARGO_KILL_COMMAND = '["pilot-agent", "request", "POST", "quitquitquit"]'
+
+# Istio's own Helm profiles: `manifests/helm-profiles/*.yaml` and their copies in each chart's
+# `files/profile-*.yaml`. They apply only when an install picks them (`profile`, `compatibilityVersion`),
+# so they are not the mesh's configuration unless a config names one in mesh.context.
+HELM_PROFILE_FOLDER = "helm-profiles"
+HELM_PROFILE_PREFIX = "profile-"
+
+
+def is_helm_profile(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    name, folder = parts[-1], parts[-2] if len(parts) > 1 else ""
+    return folder == HELM_PROFILE_FOLDER or (folder == "files" and name.startswith(HELM_PROFILE_PREFIX))

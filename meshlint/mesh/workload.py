@@ -3,23 +3,20 @@ with where it came from. Built once per workload in the second pass, from the me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh import ambient
 from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
+from meshlint.mesh.facts import addresses, proxyconfig
 from meshlint.mesh.facts import probes as probe_facts
-from meshlint.mesh.facts import proxyconfig
-from meshlint.mesh.facts.destinations import Destination, destinations
+from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
-from meshlint.mesh.facts.evidence import Evidence, container_evidence, env_ports, workload_evidence
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
-from meshlint.mesh.facts.prestop import PreStopSleep, prestop_sleep
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.facts.quitcalls import QuitCall, quit_calls
 from meshlint.mesh.injection import Namespace, injected_proxy
 from meshlint.mesh.istio import (
     ALWAYS_EXCLUDED_INBOUND,
@@ -51,8 +48,21 @@ from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext, MeshSettings
+    from meshlint.mesh.facts.evidence import Evidence
+    from meshlint.mesh.facts.prestop import PreStopSleep
+    from meshlint.mesh.facts.quitcalls import QuitCall
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
+
+
+class Dependency(NamedTuple):
+    """A Service of the mesh a pod calls, and the evidence that names it."""
+
+    service: str
+    namespace: str
+    port: int | None
+    evidence: Evidence
+
 HOLD = "holdApplicationUntilProxyStarts"
 
 
@@ -79,6 +89,7 @@ class WorkloadView:
     place: Place
     namespace: Namespace | None  # the Namespace object that decides for it, if the run holds one
     conflicts: list[Conflict]  # mesh-wide sources that disagree where it is (ML006)
+    _models: dict[int, CommandModel] = field(default_factory=dict, init=False)
 
     @property
     def owner(self) -> Resource:
@@ -136,29 +147,48 @@ class WorkloadView:
 
     # --- facts read from the pod's own commands ------------------------------------------------------
 
+    def commands(self, container: Container) -> CommandModel:
+        """The command model of one of the pod's containers, built once: what its scripts run, the
+        calls it makes, its preStop sleep."""
+        model = self._models.get(id(container))
+        if model is None:
+            owner = self.template.owner
+            model = self._models[id(container)] = CommandModel(container, self.mesh.env_sources, owner.namespace, owner.path)
+        return model
+
+    @cached_property
+    def _own_containers(self) -> list[Container]:
+        return [c for c in self.template.all_containers if c.name != PROXY_CONTAINER]
+
     @cached_property
     def quit_calls(self) -> list[QuitCall]:
-        """Every call to the proxy's /quitquitquit made by the pod's own containers."""
-        return [call for c in self.template.all_containers if c.name != PROXY_CONTAINER for call in quit_calls(c)]
+        """Every call to Istio's /quitquitquit made by the pod's own containers (whether it can work or not)."""
+        return [call for c in self._own_containers for call in self.commands(c).quit_calls]
+
+    @cached_property
+    def linkerd_shutdown_calls(self) -> list[QuitCall]:
+        """Every call to Linkerd's /shutdown (a POST to localhost:4191, `linkerd-await --shutdown`)."""
+        return [call for c in self._own_containers for call in self.commands(c).linkerd_shutdown_calls]
 
     @cached_property
     def prestop_sleeps(self) -> list[PreStopSleep]:
         """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
-        return [s for c in self.template.all_containers if (s := prestop_sleep(c)) is not None]
+        return [s for c in self.template.all_containers if (s := self.commands(c).prestop_sleep) is not None]
 
     @cached_property
     def startup_evidence(self) -> list[Evidence]:
-        """Why the app calls out as soon as it starts: a batch workload, network env, network commands."""
-        return workload_evidence(self.template, self.app_containers)
+        """What the pod's regular containers call before the app serves (a co-located container that
+        dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
+        return [e for c in self.app_containers for e in self.commands(c).startup_calls]
 
     def evidence(self, container: Container) -> list[Evidence]:
         """Network use of one container (the same signs as the startup evidence)."""
-        return container_evidence(container)
+        return self.commands(container).startup_calls
 
     @cached_property
     def outbound_ports(self) -> list[tuple[Container, int, Evidence]]:
-        """Destination ports the app's env points at (URLs, `host:port`, `*_PORT`), per container."""
-        return [(c, port, e) for c in self.template.all_containers if c.name != PROXY_CONTAINER for port, e in env_ports(c)]
+        """Destination ports the app dials (env URLs, `host:port`, `*_PORT`, its commands' calls), per container."""
+        return [(c, port, e) for c in self._own_containers for port, e in self.commands(c).outbound_ports]
 
     # --- ProxyConfig and drain ---------------------------------------------------------------------
 
@@ -283,20 +313,20 @@ class WorkloadView:
         return self.settings.outbound_traffic_policy or Setting("ALLOW_ANY", None, "the default")
 
     @cached_property
-    def dependencies(self) -> list[tuple[Destination, str, str]]:
-        """Services of the mesh the app's env and arguments name, as (where, Service name, namespace): a
-        cluster DNS name (`orders.shop.svc.cluster.local`), or a short name (`orders`, `orders.shop`)
-        that a Service in the run answers to. Names no Service of the run answers to are left out."""
+    def dependencies(self) -> list[Dependency]:
+        """Services of the mesh the pod calls through its proxy, read from the startup evidence of the
+        containers whose traffic the proxy carries (init containers only with a native proxy): a cluster
+        DNS name (`orders.shop.svc.cluster.local`), or a short name (`orders`, `orders.shop`) that a
+        Service in the run answers to. Names no Service of the run answers to are left out."""
         found = []
-        # Init containers that run before a classic proxy never send through it.
-        through_proxy = [c for c in self.template.all_containers if not c.init or c.is_native_sidecar or self.native_sidecar]
-        for container in through_proxy:
-            if container.name in INJECTED_INIT_CONTAINERS:
+        for container in self.template.all_containers:
+            if container.name in INJECTED_INIT_CONTAINERS or (container.init and not (container.is_native_sidecar or self.native_sidecar)):
                 continue
-            for destination in destinations(container):
-                service = self._service_for(destination.host)
+            for evidence in self.commands(container).startup_calls:
+                address = addresses.parse(evidence.target) if evidence.target else None
+                service = self._service_for(address.host.lower().rstrip(".")) if address is not None and address.remote else None
                 if service is not None:
-                    found.append((destination, *service))
+                    found.append(Dependency(*service, address.port if address is not None else None, evidence))
         return found
 
     def _service_for(self, host: str) -> tuple[str, str] | None:
@@ -387,7 +417,7 @@ def _matters(field: str, view: WorkloadView) -> bool:
         return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
     if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode
         sidecar = view.sidecar_scope.sidecar if view.istio_sidecar else None
-        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(ns, name, d.port) is None for d, name, ns in view.dependencies)
+        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(d.namespace, d.service, d.port) is None for d in view.dependencies)
     return field != DISCOVERY_SELECTORS  # read for Namespaces (ML601), never for a workload
 
 

@@ -5,10 +5,14 @@ For each workload that gets a classic (non-native) Istio sidecar (not gateways, 
 workload, nor Linkerd-meshed or ambient pods), checks that
 `holdApplicationUntilProxyStarts` is in effect (pod annotation, mesh `defaultConfig` or Helm
 `global.proxy`). Without it the finding is a warning; it is an error when the workload shows that it
-calls out as soon as it starts, and the message lists that evidence with its lines: a Job or CronJob,
-env values that are URLs, `host:port` or `*.svc` names, env names such as `DATABASE_URL` or
-`REDIS_HOST`, and commands such as `migrate`, `flyway`, `wait-for`, `curl`, `nc`. Option
-`require-evidence: true` reports only workloads with evidence.
+calls out before it serves, and the message lists that evidence with its lines: env values that are
+URLs, `host:port` or `*.svc` names of a peer (in the container, or from an `envFrom` ConfigMap in the
+inputs), env names such as `DATABASE_URL` or `REDIS_HOST` whose value is in a Secret, commands such
+as `migrate`, `flyway`, `wait-for`, `curl`, `nc`, `pip install`, and a co-located container that dials
+out at start (`cloud_sql_proxy`). Commands are read as the shell runs them: a comment, a file path, a
+listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a `{{ }}`
+placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being a Job is
+none by itself. Option `require-evidence: true` reports only workloads with evidence.
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -102,7 +106,7 @@ def native_hint(workload: WorkloadView) -> str:
         "require-evidence": {
             "type": "boolean",
             "default": False,
-            "description": "report only workloads with evidence of startup calls (a Job, network env values or commands)",
+            "description": "report only workloads with evidence of startup calls (network env values or commands)",
         }
     },
 )

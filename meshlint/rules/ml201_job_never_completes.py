@@ -3,7 +3,12 @@
 ## What it does
 For Jobs, CronJobs, JobSets and Pods with `restartPolicy: Never` or `OnFailure` that get a classic
 (non-native) Istio sidecar, checks that some container POSTs to the proxy's `/quitquitquit` (agent port
-15020, or Envoy admin 15000) once the work is done. Argo workflow pods are different: Argo's wait
+15020, or Envoy admin 15000) from localhost once the work is done: with curl, wget, a `python -c`,
+`node -e` or `perl -e` one-liner, or the `scuttle` wrapper with `ISTIO_QUIT_API` set. Commands are read
+as the shell runs them, so a quit call in a comment, in a trap on `INT`/`TERM` only (which a script
+that ends by itself never fires), in an `EXIT` trap that a later `exec prog` drops (the program
+replaces the shell), to another port (15021 is the health port), or through `pilot-agent` from an app
+container (the binary is only in the istio-proxy image) does not count, and the message says which. Argo workflow pods are different: Argo's wait
 container stops injected sidecars itself, through a shell in the sidecar's image or with the command
 the pod annotation `workflows.argoproj.io/kill-cmd-istio-proxy` names; so for them the rule fires only
 when the proxy image has no shell (Istio's distroless variant: Helm `global.variant: distroless`, or a
@@ -88,17 +93,19 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if workload.template.argo:
         yield from _argo(workload)
         return
-    if any(call.is_post for call in workload.quit_calls):
+    if any(call.quits for call in workload.quit_calls):
         return
     apps = [repr(c.name) for c in workload.app_containers]
     after = f"{'containers' if len(apps) > 1 else 'container'} {listing(apps)} {'exit' if len(apps) > 1 else 'exits'}"
-    not_post = [c for c in workload.quit_calls if not c.is_post]
-    tail = f"; its quit call on line {not_post[0].position.line} is not a POST (ML202)" if not_post else ""
+    failed = [c for c in workload.quit_calls if c.why_not is not None]
+    tail = f"; its quit call on line {failed[0].position.line} {failed[0].why_not}" if failed else ""
+    dropped_by_exec = bool(failed) and "replaces the shell" in (failed[0].dropped or "")
+    fix = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
     yield Issue(
         workload.template.fix_position,
         f"{workload.template.title} never completes: its classic istio-proxy sidecar keeps running after "
         f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
-        f"{NATIVE_FIRST}, {TRAP_QUIT}",
+        f"{NATIVE_FIRST}, {fix}",
     )
 
 

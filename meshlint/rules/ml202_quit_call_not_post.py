@@ -1,9 +1,10 @@
 """A `/quitquitquit` call that is not a POST, so the proxy answers 405 and keeps running.
 
 ## What it does
-Finds calls to the Istio agent's or Envoy's `/quitquitquit` made with curl or wget without a POST:
-curl needs `-X POST`, `-XPOST`, `--request POST`, `-d`/`--data…` or `-F`; wget needs `--post-data`,
-`--post-file` or `--method=POST`.
+Finds calls to the Istio agent's or Envoy's `/quitquitquit` made without a POST: curl needs `-X POST`,
+`-XPOST`, `--request POST`, `-d`/`--data…` or `-F`; wget needs `--post-data`, `--post-file` or
+`--method=POST`; a `python -c`, `node -e` or `perl -e` one-liner needs `requests.post(...)`, a
+`Request(..., method="POST")`, `fetch(url, {method: "POST"})` or `->post(...)`.
 
 ## Why is this bad?
 The agent accepts only POST from localhost; a GET gets `405 Method Not Allowed`, and curl without `-f`
@@ -54,14 +55,20 @@ from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
-_FIX = {"curl": "add -X POST to the curl command", "wget": "use wget --post-data='' (or --method=POST)"}
+_FIX = {
+    "curl": "add -X POST to the curl command",
+    "wget": "use wget --post-data='' (or --method=POST)",
+    "python": 'send a POST: requests.post(url), or urllib.request.urlopen(urllib.request.Request(url, method="POST"))',
+    "node": "send a POST: fetch(url, {method: 'POST'})",
+    "perl": "send a POST: HTTP::Tiny->new->post(url)",
+}
 
 
 @rule(code="ML202", name="quit-call-not-post", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     for call in workload.quit_calls:
-        if call.is_post:
-            continue
+        if call.is_post or call.problem is not None:
+            continue  # a call that cannot quit anyway (another port, pilot-agent in the app) is ML201's
         yield Issue(
             call.position,
             f"container {call.container.name!r} calls /quitquitquit without POST (`{call.command}`): the proxy answers 405 and keeps running",

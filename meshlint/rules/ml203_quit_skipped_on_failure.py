@@ -1,8 +1,11 @@
 """The quit call runs only when the job succeeds, so a failed run leaves the pod running forever.
 
 ## What it does
-Reports a `/quitquitquit` call that a failure would skip: one chained after `&&`
-(`./work && curl -X POST …`), or one in a script that runs with `set -e` and has no `trap … EXIT`.
+Reports a `/quitquitquit` call that a failure would skip, when no other quit call of the container
+runs however the work ends: one chained after `&&` (`./work && curl -X POST …`), inside
+`if ./work; then`, after `./work || exit`, or after a step that can fail while errexit is on
+(`set -e`, `set -euo pipefail`, `set -o errexit`, `bash -ec`, a `#!/bin/sh -e` first line); and an
+exit trap installed only after such a step (a failing run ends before the trap exists).
 
 ## Why is this bad?
 When the work fails, the shell stops before the quit call. The app container exits with an error but
@@ -63,8 +66,10 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 
 @rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    for call in workload.quit_calls:
-        if call.skipped_on_failure and call.is_post:
+    calls = workload.quit_calls
+    for call in calls:
+        covered = any(other.quits and other.runs_on_failure and other.container is call.container for other in calls)
+        if call.skipped_on_failure and call.quits and not covered:
             yield Issue(
                 call.position,
                 f"container {call.container.name!r} quits the proxy only when the work succeeds (`{call.command}`): {call.skipped_on_failure}",

@@ -1,8 +1,9 @@
 """A `/quitquitquit` call while native sidecars are in effect: unnecessary, and the proxy restarts.
 
 ## What it does
-Reports quit calls in pods whose Istio sidecar is native (an init container with
-`restartPolicy: Always`), as decided by the mesh context.
+Reports quit calls that would make the proxy exit (a POST that runs: not a comment, not one an
+`exec` drops) in pods whose Istio sidecar is native (an init container with `restartPolicy: Always`),
+as decided by the mesh context.
 
 ## Why is this bad?
 Kubernetes stops native sidecars itself once the main containers have finished, so Jobs complete
@@ -68,6 +69,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.native_sidecar:
         return
     for call in workload.quit_calls:
+        if not call.quits:
+            continue
         yield Issue(
             call.position,
             f"container {call.container.name!r} quits the proxy (`{call.command}`), but the sidecar is native ({workload.native.cited}): Kubernetes stops it by itself and restarts it if it quits early",

@@ -2,8 +2,8 @@
 
 ## What it does
 For pods with a classic (non-native) Istio sidecar, compares each app container's preStop sleep (exec
-`sleep N` or `/bin/sleep N`, a `sh -c` script that sleeps, or the `preStop.sleep.seconds` action) with
-the proxy's effective `terminationDrainDuration` (default 5s). Silent when `proxyMetadata`
+`sleep N` or `/bin/sleep N`, the sleeps a `sh -c` script surely runs, or the `preStop.sleep.seconds`
+action) with the proxy's effective `terminationDrainDuration` (default 5s). Silent when `proxyMetadata`
 `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` is `"true"`, where the proxy waits for connections to close instead.
 
 ## Why is this bad?

@@ -3,7 +3,9 @@
 ## What it does
 Compares each container's preStop sleep (exec `sleep N` or `/bin/sleep N`, a `sh -c` script that
 sleeps, or the `preStop.sleep.seconds` action) with the pod's `terminationGracePeriodSeconds`
-(default 30). Sleeps in one script add up. Applies to every pod, meshed or not.
+(default 30). The sleeps a script surely runs add up (not one in an `if` branch, a loop or the
+background), and a length from the container's env (`sleep $DRAIN`) counts. Applies to every pod,
+meshed or not.
 
 ## Why is this bad?
 The grace period starts counting before the preStop hook runs, and the container gets SIGTERM only

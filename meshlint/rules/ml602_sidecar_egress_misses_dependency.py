@@ -125,19 +125,20 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     policy = workload.outbound_policy
     registry_only = policy.value == "REGISTRY_ONLY"
     reported: set[tuple[str, str]] = set()
-    for destination, name, namespace in workload.dependencies:
-        if (name, namespace) in reported or sidecar.imports(namespace, name, destination.port) is not None:
+    for dependency in workload.dependencies:
+        name, namespace, evidence = dependency.service, dependency.namespace, dependency.evidence
+        if (name, namespace) in reported or sidecar.imports(namespace, name, dependency.port) is not None:
             continue
         reported.add((name, namespace))  # once a Service, where it is first named
         service = ctx.mesh.service(name, namespace)
-        port = f" on port {destination.port}" if destination.port is not None else ""
+        port = f" on port {dependency.port}" if dependency.port is not None else ""
         mode = f"outboundTrafficPolicy {policy.value} ({policy.where})"
         effect = f"under {mode} the proxy drops it" if registry_only else f"under {mode} {PASSTHROUGH}"
         fqdn = f"{name}.{namespace}.svc.{CLUSTER_DOMAIN}"
         hosts = listing(sidecar.host_entries) or "none"
         yield Issue(
-            destination.position,
-            f"{workload.template.title} calls Service {name} of namespace {namespace}{port} ({destination.source}), which "
+            evidence.position,
+            f"{workload.template.title} calls Service {name} of namespace {namespace}{port} ({evidence.what}), which "
             f"{sidecar.title} does not import (egress hosts: {hosts}; it scopes this pod because {workload.sidecar_scope.how}): {effect}",
             f'add "{namespace}/{fqdn}" (or "{namespace}/*") to the egress hosts of Sidecar {sidecar.name}',
             Severity.ERROR if registry_only else None,

@@ -2,9 +2,11 @@
 
 The grace-period countdown starts before preStop runs, so a preStop sleep spends the pod's grace
 period, and with a classic sidecar it runs while istio-proxy is already draining. Read from the
-three forms seen in manifests: exec `sleep N` (or `/bin/sleep N`), a shell script that sleeps
-(`sh -c "sleep N && nginx -s quit"`), and the Kubernetes `preStop.sleep.seconds` action (1.29+).
-A sleep whose length cannot be known statically (`sleep $DELAY`) is not a fact and is left out.
+Kubernetes `preStop.sleep.seconds` action (1.29+) and from the hook's command in the command model:
+exec `sleep N` (or `/bin/sleep N`), or a script whose sleeps run one after another and add up
+(`sh -c "sleep 5 && nginx -s quit"`). A sleep that may not run (an `if` branch, a loop body, in the
+background) does not count; one whose length the manifest does not say (`sleep $DELAY` with DELAY
+set nowhere) makes the total unknown, and then it is not a fact.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ import re
 from typing import NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh.facts.shell import is_shell, segment_position, segments, words
+from meshlint.mesh.facts.shell import Command
 from meshlint.model.pod import Container
-from meshlint.source.document import Node
 
 # GNU and busybox sleep: a number with an optional s/m/h/d suffix; several arguments add up.
 _SLEEP_ARG = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd]?)$")
@@ -38,52 +39,33 @@ class PreStopSleep(NamedTuple):
         return f"{self.container.label} preStop `{self.form}` waits {self.text}"
 
 
-def prestop_sleep(container: Container) -> PreStopSleep | None:
-    """The container's preStop sleep, if it has one whose length is written in the manifest."""
-    prestop = container.node.path("lifecycle", "preStop")
-    seconds = prestop.path("sleep", "seconds")
+def prestop_sleep(container: Container, commands: list[Command]) -> PreStopSleep | None:
+    """The container's preStop sleep, if it has one whose length is written in the manifest;
+    `commands` are the hook's command as the command model reads it."""
+    seconds = container.node.path("lifecycle", "preStop", "sleep", "seconds")
     if seconds.exists:
         value = seconds.value
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return PreStopSleep(container, float(value), seconds.pos, f"sleep: {{seconds: {value}}}", action=True)
         return None
-    argv = list(prestop.path("exec", "command").elements())
-    written = [node.text for node in argv]
-    texts = [t for t in written if t is not None]
-    if not argv or len(texts) != len(written):
-        return None
-    if is_shell(texts[0]):
-        script_at = next((i + 1 for i, t in enumerate(texts[:-1]) if t.startswith("-") and "c" in t), None)
-        if script_at is None:
-            return None
-        return _script_sleep(container, argv[script_at], texts[script_at])
-    if _is_sleep(texts[0]):
-        total = _sleep_seconds(texts[1:])
-        if total is not None:
-            return PreStopSleep(container, total, argv[1].pos if len(argv) > 1 else argv[0].pos, " ".join(texts))
-    return None
-
-
-def _script_sleep(container: Container, host: Node, script: str) -> PreStopSleep | None:
-    """Sleeps in a script run one after another, so they add up; the first one says where."""
     total, first, forms = 0.0, None, []
-    for start, end, _separator in segments(script):
-        command = words(script[start:end])
-        if not command or not _is_sleep(command[0]):
+    for command in commands:
+        if command.program != "sleep" or not command.runs or command.trap or command.conditional or command.background:
             continue
-        seconds = _sleep_seconds(command[1:])
-        if seconds is None:
+        argv = command.work
+        length = _sleep_seconds([w.text for w in argv[1:]]) if all(w.known for w in argv[1:]) else None
+        if length is None:
             return None  # `sleep $DELAY`: the length is not in the manifest
-        total += seconds
-        forms.append(" ".join(command))
-        first = first or segment_position(host, script, start)
+        total += length
+        if command.exec_form:
+            first = first or (argv[1].position if len(argv) > 1 else argv[0].position)
+            forms.append(" ".join(w.text for w in command.words))
+        else:
+            first = first or command.position
+            forms.append(" ".join(w.text for w in argv))
     if first is None:
         return None
-    return PreStopSleep(container, total, first, "; ".join(forms) if len(forms) > 1 else forms[0])
-
-
-def _is_sleep(word: str) -> bool:
-    return word.rsplit("/", 1)[-1] == "sleep"
+    return PreStopSleep(container, total, first, "; ".join(forms))
 
 
 def _sleep_seconds(args: list[str]) -> float | None:
@@ -98,3 +80,4 @@ def _sleep_seconds(args: list[str]) -> float | None:
             return None
         total += float(match.group(1)) * _SUFFIX[match.group(2)]
     return total
+

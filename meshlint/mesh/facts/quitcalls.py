@@ -1,119 +1,387 @@
-"""Calls that tell a classic Istio sidecar to exit: `POST localhost:15020/quitquitquit` (reference §3).
+"""Calls that tell a classic sidecar to exit: Istio's `POST localhost:15020/quitquitquit` (or Envoy
+admin's 15000), and Linkerd's `POST localhost:4191/shutdown` (reference §3.1, §3.3).
 
-A Job's pod completes only when every container has exited, and a classic istio-proxy never exits by
-itself; so a batch container has to ask it to. This module finds those calls in container commands,
-exec-form or inside `sh -c` scripts, and records how each one is made: by which tool, whether it is a
-POST (the agent answers anything else with 405 and keeps running), and whether it also runs when the
-work fails.
+A Job's pod completes only when every container has exited, and a classic proxy never exits by
+itself; so a batch container has to ask it to. Each call is read from the command model with how it
+is made and whether it can work: the method (the agent answers anything but POST with 405), host
+(localhost only, else 403) and port (15021 is the health port: nothing quits there), the tool (curl,
+wget, a `python -c` / `node -e` / `perl -e` one-liner, `pilot-agent request`, the `scuttle` and
+`linkerd-await --shutdown` wrappers), whether it runs when the work fails, whether an exit trap runs
+it, and whether an `exec` drops it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh.facts.shell import is_shell, segment_position, segments
-from meshlint.mesh.facts.shell import words as _words
-from meshlint.model.pod import Container
-from meshlint.source.document import Node
+from meshlint.mesh.facts import addresses
+from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
+from meshlint.mesh.facts.shell import Command, Word, basename, unwrap
 
-_QUIT = re.compile(r"(?:(?:localhost|127\.0\.0\.1|\[::1\])?:(15020|15000))?/?quitquitquit")
-_SKIP_WORDS = frozenset(("exec", "sudo", "command", "then", "do", "else", "{", "(", "!", "nohup", "time"))
-_SET_E = re.compile(r"(^|[\s;])set\s+-[a-zA-Z]*e", re.M)
-_TRAP_EXIT = re.compile(r"(^|[\s;])trap\s+.*\b(EXIT|0)\b", re.M)
-_CURL_POST = re.compile(r"^(-X\s*POST|--request(=|\s+)POST|-d.*|--data.*|-F.*|--form.*|--json.*)$")
+if TYPE_CHECKING:
+    from meshlint.mesh.facts.environment import Environment
+    from meshlint.model.pod import Container
+
+ISTIO_QUIT_PORTS = (15020, 15000)
+HEALTH_PORT = 15021
+LINKERD_ADMIN_PORT = 4191
+_PROXY_IMAGES = ("proxyv2", "istio/proxy")
+_PRINTERS = frozenset(("echo", "printf", "logger", ":", "cat", "grep"))
+
+_CURL_SHORT_VALUE = frozenset("AbcCdDeEFHKmoPQrtTuUwxXyYz")
+_CURL_LONG_VALUE = frozenset(
+    (
+        "request", "data", "data-raw", "data-binary", "data-ascii", "data-urlencode", "json", "form", "form-string", "header", "output",
+        "user", "user-agent", "referer", "cookie", "cookie-jar", "max-time", "connect-timeout", "retry", "retry-delay", "retry-max-time",
+        "write-out", "proxy", "resolve", "connect-to", "cacert", "cert", "key", "upload-file", "unix-socket", "interface", "url", "config",
+    )
+)
+_WGET_VALUE = frozenset(("-O", "-o", "-a", "-e", "-P", "-T", "-t", "-U", "-w", "-Q", "-i", "-B", "--header", "--user-agent", "--timeout", "--tries", "--output-document", "--method", "--post-data", "--post-file", "--body-data"))
+_LANGUAGE = re.compile(r"^(?:(python)[0-9.]*|(pypy)3?|(node|nodejs)|(perl)[0-9.]*)$")
+_CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "perl": ("-e", "-E")}
+_LITERAL = re.compile(r"""(["'`])([^"'`\n]*(?:quitquitquit|/shutdown)[^"'`\n]*)\1""")
 
 
 class QuitCall(NamedTuple):
     container: Container
-    command: str  # the simple command that makes the call, as written
+    kind: str  # ISTIO_QUIT or LINKERD_SHUTDOWN
+    command: str  # the command that makes the call, as written
     position: Position
-    tool: str
-    port: str | None
-    is_post: bool
-    in_exit_trap: bool
+    tool: str  # curl, wget, python, node, perl, pilot-agent, scuttle, linkerd-await, or the program
+    method: str | None  # None when it cannot be told (a program of its own)
+    host: str | None  # None when a variable the manifest does not set holds it
+    port: int | None
+    path: str
     skipped_on_failure: str | None  # why a failed run would not reach it, or None
+    trap: tuple[str, ...]  # the signals of the trap that runs it; () when the script runs it
+    dropped: str | None  # why it never runs (an `exec` replaced the shell, it follows `exit`)
+    problem: str | None  # why it cannot make the proxy exit even when it runs
+
+    @property
+    def is_post(self) -> bool:
+        """POST, or a method that cannot be told (a program of its own gets the benefit of the doubt)."""
+        return self.method in (None, "POST")
+
+    @property
+    def in_exit_trap(self) -> bool:
+        return "EXIT" in self.trap
+
+    @property
+    def only_on_signal(self) -> bool:
+        """In a trap on INT/TERM/HUP only: it never runs when the script ends by itself."""
+        return bool(self.trap) and not self.in_exit_trap
+
+    @property
+    def runs_on_failure(self) -> bool:
+        return self.skipped_on_failure is None
+
+    @property
+    def quits(self) -> bool:
+        """Makes the proxy exit when the work succeeds."""
+        return self.problem is None and self.is_post and self.dropped is None and not self.only_on_signal
+
+    @property
+    def why_not(self) -> str | None:
+        """Why it does not quit the proxy, worded to follow "its quit call on line N"."""
+        if self.problem is not None:
+            return self.problem
+        if not self.is_post:
+            return "is not a POST (ML202)"
+        if self.dropped is not None:
+            return f"never runs: {self.dropped}"
+        if self.only_on_signal:
+            return f"runs only in a trap on {' and '.join(self.trap)}, which a script that ends by itself never fires"
+        return None
 
 
-def quit_calls(container: Container) -> list[QuitCall]:
-    """The quit calls a container makes, each placed where it is written (inside block scripts too)."""
-    argv = container.argv
-    texts = [n.text or "" for n in argv]
-    if not any("quitquitquit" in t for t in texts):
+def shutdown_calls(container: Container, commands: list[Command], env: Environment) -> list[QuitCall]:
+    """Every call to a proxy's quit or shutdown endpoint among the container's commands."""
+    found = []
+    for command in commands:
+        for kind, tool, method, address, problem, skipped, word in _calls(command, container, env):
+            # In an exec-form list the call is the item that names it; in a script, the command.
+            position = word.position if command.exec_form and word is not None else command.position
+            found.append(
+                QuitCall(
+                    container, kind, _short(command.written), position, tool, method,
+                    address.host if "$" not in address.host else None, address.port, address.path,
+                    command.guard or skipped, command.trap, command.dropped, problem or _endpoint_problem(kind, method, address),
+                )
+            )
+    return found
+
+
+# kind, tool, method, address, problem, why skipped, and the word it was read from (None: the command)
+_Found = tuple[str, str, str | None, addresses.Address, str | None, str | None, Word | None]
+
+
+def _calls(command: Command, container: Container, env: Environment) -> list[_Found]:
+    argv = unwrap(list(command.words))
+    if not argv:
         return []
-    shell = bool(texts) and is_shell(texts[0])
-    calls: list[QuitCall] = []
-    for node, text in zip(argv, texts, strict=False):
-        if "quitquitquit" not in text:
+    program, args = basename(argv[0].text), argv[1:]
+    if program == "curl":
+        method, urls = _curl(args)
+        return _to_endpoints("curl", method, urls)
+    if program == "wget":
+        method, urls = _wget(args)
+        return _to_endpoints("wget", method, urls)
+    language = _LANGUAGE.match(program)
+    if language:
+        name = next(g for g in language.groups() if g).replace("pypy", "python").replace("nodejs", "node")
+        code = _code(name, args, command.stdin)
+        return [(k, name, m, a, None, None, None) for k, m, a in _code_calls(code)] if code else []
+    if program == "pilot-agent":
+        return _pilot_agent(args, container)
+    if program == "scuttle":
+        return _scuttle(command, env)
+    if program == "linkerd-await":
+        return _linkerd_await(args, env)
+    if program in _PRINTERS:
+        return []
+    return _to_endpoints(program, None, args)
+
+
+def _endpoint_problem(kind: str, method: str | None, address: addresses.Address) -> str | None:
+    ports = ISTIO_QUIT_PORTS if kind == ISTIO_QUIT else (LINKERD_ADMIN_PORT,)
+    host = address.host
+    if host and "$" not in host and not address.loopback:
+        return f"goes to {host}, and the proxy takes it only from localhost (it answers 403)"
+    if address.port is not None and address.port not in ports:
+        health = " (the health port)" if address.port == HEALTH_PORT else ""
+        return f"goes to port {address.port}{health}, where nothing quits the proxy (its endpoint is on {ports[0]})"
+    return None
+
+
+def _to_endpoints(tool: str, method: str | None, urls: list[Word]) -> list[_Found]:
+    found: list[_Found] = []
+    for url in urls:
+        address = addresses.parse(url.text)
+        if address is None:
             continue
-        if shell or "\n" in text or " " in text.strip():
-            calls.extend(_from_script(container, node, text))
-        else:  # exec form: the whole argv is the one command
-            words = texts
-            calls.append(_call(container, " ".join(words), words, node.pos, text, in_trap=False, skipped=None))
-    return calls
+        kind = _kind_of(address)
+        if kind is not None:
+            found.append((kind, tool, method, address, None, None, url))
+    return found
 
 
-def _call(
-    container: Container, command: str, words: list[str], position: Position, url_text: str, in_trap: bool, skipped: str | None
-) -> QuitCall:
-    tool, args = _tool(words)
-    match = _QUIT.search(url_text)
-    port = match.group(1) if match else None
-    return QuitCall(container, command.strip(), position, tool, port, _is_post(tool, args, words), in_trap, skipped)
+def _kind_of(address: addresses.Address) -> str | None:
+    path = address.path.rstrip("/")
+    if path.endswith("quitquitquit"):
+        return ISTIO_QUIT
+    if path == "/shutdown" and address.port in (LINKERD_ADMIN_PORT, None):
+        return LINKERD_SHUTDOWN
+    return None
 
 
-def _tool(words: list[str]) -> tuple[str, list[str]]:
-    for i, word in enumerate(words):
-        if word in _SKIP_WORDS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+def _curl(args: list[Word]) -> tuple[str, list[Word]]:
+    """curl's method (`-X`, `--request`; data or a form makes a POST, `-G` a GET, `-I` a HEAD) and URLs."""
+    method, data, get, head, upload = None, False, False, False, False
+    urls = []
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        if text.startswith("--"):
+            name, equals, value = text[2:].partition("=")
+            word = args[i - 1]
+            if not equals and name in _CURL_LONG_VALUE and i < len(args):
+                word, value, i = args[i], args[i].text, i + 1
+            if name == "request":
+                method = value.upper()
+            elif name.startswith(("data", "form")) or name == "json":
+                data = True
+            elif name == "get":
+                get = True
+            elif name == "head":
+                head = True
+            elif name == "upload-file":
+                upload = True
+            elif name == "url":
+                urls.append(word._replace(text=value))
+        elif text.startswith("-") and len(text) > 1:
+            for j, letter in enumerate(text[1:], start=1):
+                if letter in _CURL_SHORT_VALUE:
+                    value = text[j + 1:]
+                    if not value and i < len(args):
+                        value, i = args[i].text, i + 1
+                    if letter == "X":
+                        method = value.upper()
+                    data = data or letter in "dF"
+                    upload = upload or letter == "T"
+                    break
+                get = get or letter == "G"
+                head = head or letter == "I"
+        else:
+            urls.append(args[i - 1])
+    return method or ("GET" if get else "POST" if data else "PUT" if upload else "HEAD" if head else "GET"), urls
+
+
+def _wget(args: list[Word]) -> tuple[str, list[Word]]:
+    """wget sends a GET unless `--post-data`, `--post-file` or `--method` says otherwise."""
+    method, urls = None, []
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        name, equals, value = text.partition("=")
+        if name in _WGET_VALUE and not equals and text.startswith("-") and i < len(args):
+            value, i = args[i].text, i + 1
+        if name in ("--post-data", "--post-file"):
+            method = method or "POST"
+        elif name == "--method":
+            method = value.upper()
+        elif name == "--spider":
+            method = method or "HEAD"
+        elif not text.startswith("-"):
+            urls.append(args[i - 1])
+    return method or "GET", urls
+
+
+def _code(language: str, args: list[Word], stdin: str | None) -> str | None:
+    """The program text of a one-liner (`python -c CODE`, `node -e CODE`, `perl -e CODE`), or of a
+    script fed on stdin (`python3 - <<EOF`, Argo's `source`)."""
+    flags = _CODE_FLAGS[language]
+    for i, word in enumerate(args):
+        if word.text in flags and i + 1 < len(args):
+            return args[i + 1].text
+        if not word.text.startswith("-") or word.text == "-":
+            return stdin if word.text == "-" else None
+    return stdin
+
+
+def _code_calls(code: str) -> list[tuple[str, str | None, addresses.Address]]:
+    """The quit and shutdown URLs a one-liner requests, and with which method: `requests.post(url)`,
+    `urlopen(Request(url, method="POST"))`, `fetch(url, {method: "POST"})`, `http.client`'s
+    `request("POST", "/quitquitquit")` on a connection to localhost:15020, LWP's `->post(url)`."""
+    found = []
+    for match in _LITERAL.finditer(code):
+        text = match.group(2)
+        address = addresses.parse(text) if not text.startswith("/") else None
+        if address is None and text.startswith("/"):
+            host, port = _connection(code)
+            address = addresses.Address(text, None, host, port, text)
+        if address is None:
             continue
-        if word == "timeout" and i + 1 < len(words):
-            continue
-        if re.fullmatch(r"[0-9]+[smh]?", word) and i > 0 and words[i - 1] == "timeout":
-            continue
-        return word.rsplit("/", 1)[-1], words[i + 1:]
-    return "", []
+        kind = _kind_of(address)
+        if kind is not None:
+            found.append((kind, _method(code, match.start(), match.end()), address))
+    return found
 
 
-def _is_post(tool: str, args: list[str], words: list[str]) -> bool:
-    joined = " ".join(args)
-    if tool == "curl":
-        for i, arg in enumerate(args):
-            nxt = args[i + 1] if i + 1 < len(args) else ""
-            if _CURL_POST.match(arg) or (arg in ("-X", "--request") and nxt == "POST"):
-                return True
-            if arg.startswith("-") and not arg.startswith("--") and "d" in arg[1:] and "X" not in arg:
-                return True  # combined short flags such as -sd ''
-        return False
-    if tool == "wget":
-        return bool(re.search(r"--post-data|--post-file|--method(=|\s+)POST", joined))
-    if tool == "pilot-agent":
-        return "POST" in args
-    # Other clients (python, httpie, a program of its own): give them the benefit of the doubt.
-    return True
+def _method(code: str, start: int, end: int) -> str | None:
+    before, after = code[max(0, start - 100):start], code[end:end + 160].split("\n", 1)[0]
+    named = re.search(r"(?:\.|->)(post|get|head|put|delete|patch)\s*\(\s*(?:url\s*=\s*)?$", before, re.I)
+    if named:
+        return named.group(1).upper()
+    written = re.search(r"""['"](POST|GET|HEAD|PUT|DELETE)['"]\s*,\s*$|\b(POST|GET|HEAD|PUT|DELETE)\s*(?:=>|\()\s*$""", before)
+    if written:
+        return written.group(1) or written.group(2)
+    option = re.search(r"""method\s*[=:]\s*['"](\w+)['"]""", after) or re.search(r"""method\s*[=:]\s*['"](\w+)['"]""", code)
+    if option:
+        return option.group(1).upper()
+    if re.search(r"\b(urlopen|Request|fetch|urlretrieve|get|getstore|getprint)\s*\(\s*(?:url\s*=\s*)?$", before):
+        return "POST" if re.search(r"\bdata\s*=", after) else "GET"
+    return None
 
 
-def _from_script(container: Container, node: Node, script: str) -> list[QuitCall]:
-    calls = []
-    exit_trap = bool(_TRAP_EXIT.search(script))
-    for start, end, separator in segments(script):
-        segment = script[start:end]
-        if "quitquitquit" not in segment:
+def _connection(code: str) -> tuple[str, int | None]:
+    """Host and port of an `http.client.HTTPConnection(...)` or a Node `http.request({...})`."""
+    python = re.search(r"""HTTP[S]?Connection\(\s*['"]([^'":]+)(?::(\d+))?['"]\s*(?:,\s*(?:port\s*=\s*)?(\d+))?""", code)
+    if python:
+        port = python.group(2) or python.group(3)
+        return python.group(1), int(port) if port else None
+    host = re.search(r"""\bhost(?:name)?\s*[:=]\s*['"]([^'"]+)['"]""", code)
+    port = re.search(r"""\bport\s*[:=]\s*['"]?(\d+)""", code)
+    return (host.group(1) if host else "localhost"), (int(port.group(1)) if port else None)
+
+
+def _pilot_agent(args: list[Word], container: Container) -> list[_Found]:
+    """`pilot-agent request [--debug-port N] POST quitquitquit`: to Envoy admin (15000) by default.
+    The binary is in the istio-proxy image only, so an app container cannot run it."""
+    texts = [w.text for w in args]
+    if not texts or texts[0] != "request":
+        return []
+    port, rest = 15000, []
+    i = 1
+    while i < len(texts):
+        text = texts[i]
+        i += 1
+        if text.startswith("--debug-port"):
+            value = text.partition("=")[2] or (texts[i] if i < len(texts) else "")
+            i += 0 if "=" in text else 1
+            port = int(value) if value.isdigit() else port
+        elif not text.startswith("-"):
+            rest.append(text)
+    if len(rest) < 2:
+        return []
+    path = "/" + rest[1].lstrip("/")
+    address = addresses.Address(f"localhost:{port}{path}", None, "localhost", port, path)
+    kind = _kind_of(address)
+    if kind is None:
+        return []
+    image = container.image
+    problem = None if any(p in image for p in _PROXY_IMAGES) else "runs pilot-agent, which exists only in the istio-proxy image, not in this container"
+    return [(kind, "pilot-agent", rest[0].upper(), address, problem, None, None)]
+
+
+def _scuttle(command: Command, env: Environment) -> list[_Found]:
+    """scuttle POSTs to `$ISTIO_QUIT_API/quitquitquit` when its program exits (Istio 1.3+); with only
+    `ENVOY_ADMIN_API` it asks Envoy to quit, and only after a clean exit (monzo/envoy-preflight README)."""
+    variables = dict(command.assignments)
+
+    def value(name: str) -> str | None:
+        return variables.get(name, env.value(name))
+
+    def is_set(name: str) -> bool:
+        return name in variables or name in env.names()
+
+    never = (value("NEVER_KILL_ISTIO") or "").lower() == "true"
+    skipped = "scuttle skips the quit when the program fails (NEVER_KILL_ISTIO_ON_FAILURE is true)" if (value("NEVER_KILL_ISTIO_ON_FAILURE") or "").lower() == "true" else None
+    problem = "NEVER_KILL_ISTIO is true, so scuttle never asks the proxy to quit" if never else None
+    for name, clean_exit_only in (("ISTIO_QUIT_API", False), ("ENVOY_ADMIN_API", True)):
+        if not is_set(name):
             continue
-        position = segment_position(node, script, start)
-        words = _words(segment)
-        if words[:1] == ["trap"] and len(words) >= 2:
-            signals = words[2:]
-            inner = _words(words[1])
-            on_exit = "EXIT" in signals or "0" in signals
-            calls.append(_call(container, segment, inner, position, words[1], in_trap=on_exit, skipped=None))
-            continue
-        skipped = None
-        set_e = _SET_E.search(script, 0, start)
-        if separator == "&&":
-            skipped = "it runs only after `&&`, so a failing command before it skips it"
-        elif set_e and not exit_trap:
-            skipped = "the script runs with `set -e` and no `trap ... EXIT`, so a failing command ends it before the call"
-        calls.append(_call(container, segment, words, position, segment, in_trap=False, skipped=skipped))
-    return calls
+        base = value(name)
+        address = addresses.parse(base.rstrip("/") + "/quitquitquit") if base is not None else None
+        if address is None:
+            address = addresses.Address("$" + name, None, "$" + name, None, "/quitquitquit")
+        if clean_exit_only and not address.loopback:
+            continue  # scuttle stops a remote Envoy admin never
+        if clean_exit_only:
+            skipped = skipped or "scuttle asks Envoy to quit only when the program exits cleanly (ENVOY_ADMIN_API without ISTIO_QUIT_API)"
+        return [(ISTIO_QUIT, "scuttle", "POST", address, problem, skipped, None)]
+    unset = addresses.Address("scuttle", None, "localhost", None, "/quitquitquit")
+    return [(ISTIO_QUIT, "scuttle", "POST", unset, "runs scuttle without ISTIO_QUIT_API, so it never calls /quitquitquit", None, None)]
+
+
+def _linkerd_await(args: list[Word], env: Environment) -> list[_Found]:
+    """`linkerd-await --shutdown -- prog` POSTs to localhost:4191/shutdown after prog exits, whatever
+    its exit code; with LINKERD_AWAIT_DISABLED (or LINKERD_DISABLED) set it only execs prog (§11.3.3)."""
+    shutdown, port = False, LINKERD_ADMIN_PORT
+    i = 0
+    while i < len(args) and args[i].text != "--":
+        text = args[i].text
+        i += 1
+        if text in ("--shutdown", "-S"):
+            shutdown = True
+        elif text in ("--port", "-p") and i < len(args):
+            port = int(args[i].text) if args[i].text.isdigit() else port
+            i += 1
+        elif text.startswith("--port="):
+            value = text.partition("=")[2]
+            port = int(value) if value.isdigit() else port
+        elif not text.startswith("-"):
+            break
+    if not shutdown:
+        return []
+    disabled = next((name for name in ("LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED") if env.value(name)), None)
+    problem = f"{disabled} is set, so linkerd-await runs the program without sending /shutdown" if disabled else None
+    address = addresses.Address(f"localhost:{port}/shutdown", None, "localhost", port, "/shutdown")
+    return [(LINKERD_SHUTDOWN, "linkerd-await", "POST", address, problem, None, None)]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 100 else text[:97] + "..."

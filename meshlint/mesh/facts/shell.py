@@ -1,59 +1,719 @@
-"""Just enough shell to read container commands: split a script into simple commands and words.
+"""Container commands as a shell runs them: every simple command, and how the shell reaches it.
 
-Commands in manifests are either exec form (`["sleep", "10"]`) or a script handed to a shell
-(`["sh", "-c", "sleep 10 && nginx -s quit"]`). Rules need to find one simple command inside such a
-script and point at the line it is on; this is not a shell parser and does not try to be one.
+A container runs either an exec-form command (`["sleep", "10"]`: one simple command) or a script
+handed to a shell (`["sh", "-c", "set -e; ./work; curl ..."]`, a block scalar, `command` + `args`).
+Scripts are parsed with tree-sitter-bash (`bashtree`) and read the way the shell would run them:
+comments are not commands and quoted strings are data; `&&`, `||`, `;`, pipelines, `if`, `case`,
+loops, functions, subshells and `$(...)` have their shell meaning. Each `Command` says whether it runs
+only when the work before it succeeded (after `&&`, inside `if work; then`, after a step that can fail
+while errexit is on, after `work || exit`), whether it runs from a trap and on which signals, and
+whether it never runs at all (after `exec prog`, which replaces the shell, or `exit`). Variables are
+expanded where the manifest says their value: assignments earlier in the script, the container's
+env, Kubernetes' own `$(VAR)` expansion of command and args.
 """
 
 from __future__ import annotations
 
-import shlex
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh.facts.bashtree import Syntax, parse
 from meshlint.source.document import Node
 
-SHELLS = frozenset(("sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"))
+SHELLS = frozenset(("sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"))
+# Programs that run the rest of their arguments as a command (the value options they take are skipped).
+_WRAPPERS = frozenset(
+    ("exec", "command", "builtin", "nohup", "time", "setsid", "env", "nice", "ionice", "timeout", "sudo", "gosu", "su-exec", "tini", "dumb-init", "catatonit", "stdbuf")
+)
+_WRAPPER_VALUE_FLAGS = {
+    "exec": {"-a"},
+    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
+    "nice": {"-n", "--adjustment"},
+    "ionice": {"-c", "--class", "-n", "--classdata", "-p"},
+    "timeout": {"-s", "--signal", "-k", "--kill-after"},
+    "sudo": {"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
+    "tini": {"-p", "-e"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "linkerd-await": {"-p", "--port", "-t", "--timeout", "-b", "--backoff"},
+}
+# Wrappers that also tell the proxy to exit when the program ends (read as quit calls first).
+QUIT_WRAPPERS = frozenset(("scuttle", "linkerd-await"))
+# Builtins that do not fail in practice: they never end a script that runs with errexit.
+_NEVER_FAIL = frozenset(("set", "trap", "export", "readonly", "local", "declare", "typeset", "unset", "true", ":", "echo", "printf", "shift", "umask", "alias", "sleep", "exit", "return"))
+_TESTS = frozenset(("[", "[[", "test", "true", "false", ":"))
+_SIGNALS = {"0": "EXIT", "1": "HUP", "2": "INT", "3": "QUIT", "15": "TERM"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KUBERNETES_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_BARE_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*]|\$\{[@*]\}")  # `sh -c "$CMD"`: a script the manifest does not hold
+
+
+class Word(NamedTuple):
+    """One argument as the program receives it."""
+
+    text: str  # quotes removed, known variables expanded; unknown expansions stay as written
+    written: str
+    position: Position
+    known: bool  # no expansion whose value the manifest does not say
+    origin: str  # the field it is written in: command, args, source, lifecycle.preStop...
+    place: Callable[[int], Position]  # where character i of `text` stands (near enough after escapes)
+
+
+class Command(NamedTuple):
+    """A simple command the container runs, and how the shell reaches it."""
+
+    words: tuple[Word, ...]  # as written, wrappers included (see `argv`)
+    position: Position
+    written: str  # the command as written, on one line
+    origin: str
+    guard: str | None = None  # why it runs only when the work before it succeeded
+    conditional: bool = False  # it may not run at all: an if/case branch, a loop body, after `||`
+    loop: bool = False
+    background: bool = False
+    trap: tuple[str, ...] = ()  # the signals of the trap that runs it; () when the script runs it
+    dropped: str | None = None  # why it never runs
+    exec_form: bool = False  # the container's own argv (no shell)
+    stdin: str | None = None  # a here-document or Argo `source` fed to it
+    assignments: tuple[tuple[str, str], ...] = ()  # `NAME=value prog`: env for this command only
+
+    @property
+    def argv(self) -> list[Word]:
+        """The words from the program that does the work on: `exec`, `timeout 30`, `env A=b` and the
+        like removed."""
+        return unwrap(list(self.words))
+
+    @property
+    def work(self) -> list[Word]:
+        """The words of the program that does the work: `argv` with `scuttle` and `linkerd-await` removed too."""
+        return unwrap(list(self.words), QUIT_WRAPPERS)
+
+    @property
+    def program(self) -> str:
+        work = self.work
+        return basename(work[0].text) if work else ""
+
+    @property
+    def in_exit_trap(self) -> bool:
+        return "EXIT" in self.trap
+
+    @property
+    def runs(self) -> bool:
+        """Runs when the container's work ends normally: not dropped, not only on a signal."""
+        return self.dropped is None and (not self.trap or self.in_exit_trap)
+
+
+class Script(NamedTuple):
+    """A script, where each of its characters stands in the file, and the field holding it."""
+
+    text: str
+    place: Callable[[int], Position]
+    origin: str
+
+
+def basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
 
 
 def is_shell(word: str) -> bool:
-    return word.rsplit("/", 1)[-1] in SHELLS
+    return basename(word) in SHELLS
 
 
-def segments(script: str) -> list[tuple[int, int, str]]:
-    """Simple commands of a shell script: (start, end, separator before it), quotes respected."""
-    found = []
-    start, previous, i = 0, "", 0
-    quote = None
-    while i < len(script):
-        ch = script[i]
-        if quote:
-            if ch == quote:
-                quote = None
-            elif ch == "\\" and quote == '"':
+def unwrap(words: list[Word], through: frozenset[str] = frozenset()) -> list[Word]:
+    """Drop the wrappers that run the rest of the line as a command (`exec`, `env A=b`, `timeout 30`,
+    `tini --`, `gosu user`...), and those named in `through`."""
+    while words:
+        name = basename(words[0].text)
+        if name not in _WRAPPERS and name not in through:
+            return words
+        values = _WRAPPER_VALUE_FLAGS.get(name, set())
+        i = 1
+        while i < len(words):
+            text = words[i].text
+            if text == "--":
                 i += 1
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "\\" and script[i + 1:i + 2] == "\n":
+                break
+            if name == "env" and "=" in text and not text.startswith("-"):
+                i += 1
+            elif text.startswith("-") and len(text) > 1:
+                i += 2 if text in values else 1
+            else:
+                break
+        if name == "timeout" and i < len(words):
+            i += 1  # the duration
+        elif name in ("gosu", "su-exec") and i < len(words):
+            i += 1  # the user
+        words = words[i:]
+    return words
+
+
+def shell_invocation(words: list[Word]) -> tuple[int, str | None, bool] | None:
+    """For `sh -ec SCRIPT` and friends: the index of the script word, how errexit was turned on (None:
+    it is not), and pipefail; None when the words do not run a script given inline (`sh file.sh`)."""
+    if not words:
+        return None
+    start = 1
+    if basename(words[0].text) == "busybox" and len(words) > 1 and is_shell(words[1].text):
+        start = 2
+    elif not is_shell(words[0].text):
+        return None
+    command_string, errexit, pipefail = False, False, False
+    i = start
+    while i < len(words):
+        text = words[i].text
+        if text == "--":
             i += 1
-        elif script.startswith(("&&", "||"), i) or ch in ";\n|&":
-            sep = script[i:i + 2] if script.startswith(("&&", "||"), i) else ch
-            found.append((start, i, previous))
-            previous = sep
-            i += len(sep)
-            start = i
-            continue
+            break
+        if not text.startswith(("-", "+")) or len(text) < 2:
+            break
         i += 1
-    found.append((start, len(script), previous))
-    return found
+        if text.startswith("--"):
+            continue
+        on = text[0] == "-"
+        for letter in text[1:]:
+            if letter == "c":
+                command_string = True
+            elif letter == "e":
+                errexit = on
+            elif letter == "o" and i < len(words):
+                option = words[i].text
+                i += 1
+                errexit = on if option == "errexit" else errexit
+                pipefail = on if option == "pipefail" else pipefail
+    if not command_string or i >= len(words):
+        return None
+    flags = " ".join(w.text for w in words[:i])
+    return i, f"`{flags}`" if errexit else None, pipefail
 
 
-def words(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError:
-        return text.split()
+def kubernetes_expand(text: str, env: Callable[[str], str | None]) -> tuple[str, bool]:
+    """Kubernetes' own `$(VAR)` expansion of command and args: defined variables are replaced, others
+    stay as written (and are then not known)."""
+    known = True
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal known
+        found = env(match.group(1))
+        if found is None:
+            known = False
+            return match.group(0)
+        return found
+
+    return _KUBERNETES_VAR.sub(value, text), known
 
 
-def segment_position(host: Node, script: str, start: int) -> Position:
-    """Where the simple command beginning at or after `start` in the script of `host` sits in the file."""
-    return host.position_at(start + len(script[start:]) - len(script[start:].lstrip()))
+def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], source: Node | None = None) -> list[Command]:
+    """The commands a container argv runs, each (node, field it is in: `command`, `args`...).
+    `source` is an Argo script template's `source`: the file its command runs."""
+    words = []
+    for node, origin in argv:
+        if node.text is None:
+            return []  # not a list of strings: Kubernetes rejects it
+        text, known = kubernetes_expand(node.text, env)
+        words.append(Word(text, node.text, node.pos, known, origin, node.position_at))
+    reader = _Reader(env)
+    unwrapped = unwrap(words)
+    invocation = shell_invocation(unwrapped)
+    if invocation is None and len(words) >= 2 and words[0].text == "-c":
+        unwrapped, invocation = words, (1, None, False)  # args alone: the image's entrypoint is the shell
+    if invocation is not None:
+        at, errexit, pipefail = invocation
+        reader.program(_script_of(unwrapped[at]), _Shell(errexit=errexit, pipefail=pipefail), _Flow())
+    elif source is not None and source.text is not None and unwrapped and is_shell(unwrapped[0].text):
+        reader.program(Script(source.text, source.position_at, "source"), _Shell(), _Flow())
+    elif words:
+        stdin = source.text if source is not None else None
+        command = Command(tuple(words), words[0].position, " ".join(w.written for w in words), words[0].origin, exec_form=True, stdin=stdin)
+        reader.run(command, _Shell(), _Flow())
+    return reader.commands
+
+
+# --- reading a script ----------------------------------------------------------------------------
+
+
+class _Flow(NamedTuple):
+    """How the statement being read is reached."""
+
+    guard: str | None = None
+    conditional: bool = False
+    loop: bool = False
+    background: bool = False
+    trap: tuple[str, ...] = ()
+    tested: bool = False  # its failure does not end the script: an if/while condition, left of && or ||, after !
+    calls: tuple[str, ...] = ()  # the functions being run, so a recursive one is read once
+
+
+class _Trap(NamedTuple):
+    action: Word
+    installed: Command
+    guard: str | None  # why a failing run ends before the trap is installed
+
+
+class _Shell:
+    """One shell process: its options, variables, functions and traps."""
+
+    __slots__ = ("ended", "errexit", "failing", "functions", "pipefail", "replaced", "scripts", "traps", "variables")
+
+    def __init__(
+        self,
+        errexit: str | None = None,
+        pipefail: bool = False,
+        variables: dict[str, str | None] | None = None,
+        functions: dict[str, Syntax] | None = None,
+        scripts: dict[str, Script] | None = None,
+    ) -> None:
+        self.errexit = errexit  # how errexit was turned on: `set -e`, `bash -ec`, a shebang
+        self.pipefail = pipefail
+        self.failing: tuple[Command, str] | None = None  # the first step whose failure ends the script, and how
+        self.variables = variables if variables is not None else {}  # None values: assigned, not known
+        self.functions = functions if functions is not None else {}
+        self.scripts = scripts if scripts is not None else {}  # where each function is written
+        self.traps: dict[str, _Trap] = {}  # by signal
+        self.ended: str | None = None  # why nothing after this point runs (`exec prog`, `exit`)
+        self.replaced: str | None = None  # the `exec` that replaced the shell, so no trap runs
+
+    def child(self, subshell: bool) -> _Shell:
+        """A subshell keeps options, variables and functions but not traps; a new shell (`sh -c`)
+        starts with none of them but the variables (exported ones; the manifest rarely says which)."""
+        if subshell:
+            return _Shell(self.errexit, self.pipefail, dict(self.variables), dict(self.functions), dict(self.scripts))
+        return _Shell(variables=dict(self.variables))
+
+
+class _Reader:
+    """Walks scripts in the order the shell runs them and collects their commands."""
+
+    def __init__(self, env: Callable[[str], str | None]) -> None:
+        self.env = env
+        self.commands: list[Command] = []
+
+    # --- programs and statements ---
+
+    def program(self, script: Script, shell: _Shell, flow: _Flow) -> None:
+        """Run a whole script in `shell`, then the traps still installed when it ends."""
+        first_line = script.text.lstrip().split("\n", 1)[0].strip()
+        if shell.errexit is None and re.match(r"#!\S+(\s+\S+)?\s+-[a-z]*e[a-z]*$", first_line):
+            shell.errexit = f"a `{first_line}` shebang"
+        self.statements(parse(script.text), script, shell, flow)
+        self.run_traps(shell, flow)
+
+    def statements(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, skip: tuple[str, ...] = ()) -> None:
+        children = node.children
+        for i, child in enumerate(children):
+            if not child.named or child.type in ("comment", *skip) or child.field is not None:
+                continue
+            background = i + 1 < len(children) and children[i + 1].type == "&"
+            self.statement(child, script, shell, flow._replace(background=True, tested=True) if background else flow)
+
+    def statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None = None) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, script, shell, flow, stdin)
+        elif kind == "redirected_statement":
+            for child in node.fields("body"):
+                self.statement(child, script, shell, flow, _heredoc(node))
+        elif kind == "list":
+            self.list(node, script, shell, flow)
+        elif kind == "pipeline":
+            parts = [c for c in node.named_children() if c.type != "comment"]
+            for i, part in enumerate(parts):
+                sub = shell.child(subshell=True)
+                self.statement(part, script, sub, flow if i == len(parts) - 1 or shell.pipefail else flow._replace(tested=True))
+                shell.failing = shell.failing or sub.failing
+        elif kind == "negated_command":
+            for child in node.named_children():
+                self.statement(child, script, shell, flow._replace(tested=True))
+        elif kind == "subshell":
+            sub = shell.child(subshell=True)
+            sub.ended = shell.ended
+            self.statements(node, script, sub, flow)
+            self.run_traps(sub, flow)
+            shell.failing = shell.failing or sub.failing
+        elif kind in ("compound_statement", "do_group", "program", "ERROR"):
+            self.statements(node, script, shell, flow)
+        elif kind == "if_statement":
+            self.if_statement(node, script, shell, flow)
+        elif kind == "while_statement":
+            for condition in node.fields("condition"):
+                if condition.named:
+                    self.statement(condition, script, shell, flow._replace(tested=True))
+            for body in node.fields("body"):
+                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
+        elif kind in ("for_statement", "c_style_for_statement", "select_statement"):
+            for value in node.fields("value"):
+                self.substitutions(value, script, shell, flow)
+            for body in node.fields("body"):
+                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
+        elif kind == "case_statement":
+            for item in node.children:
+                if item.type == "case_item":
+                    self.statements(item, script, shell, flow._replace(conditional=True))
+        elif kind == "function_definition":
+            names, bodies = node.fields("name"), node.fields("body")
+            if names and bodies and shell.ended is None:
+                shell.functions[names[0].text] = bodies[0]
+                shell.scripts[names[0].text] = script
+        elif kind in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
+            self.assignment(node, script, shell, flow)
+        elif kind == "test_command":
+            self.substitutions(node, script, shell, flow._replace(tested=True))
+
+    def list(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+        """`left && right`, `left || right` (tree-sitter nests longer lists to the left)."""
+        parts = [c for c in node.children if c.type != "comment"]
+        if len(parts) < 3:
+            for part in parts:
+                if part.named:
+                    self.statement(part, script, shell, flow)
+            return
+        left, operator, right = parts[0], parts[1].type, parts[2]
+        self.statement(left, script, shell, flow._replace(tested=True))
+        text = _short(_one_line(left.text))
+        if operator == "&&" and _is_test(left):
+            self.statement(right, script, shell, flow._replace(conditional=True))
+        elif operator == "&&":
+            self.statement(right, script, shell, flow._replace(guard=flow.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
+        else:
+            self.statement(right, script, shell, flow._replace(conditional=True))
+            if _exits(right) and not (flow.tested or flow.conditional or flow.trap) and shell.failing is None and shell.ended is None:
+                # `work || exit 1`: a failing `work` ends the script, as errexit would.
+                shell.failing = (Command((), script.place(left.start), text, script.origin), f"`{text} || exit`")
+
+    def if_statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+        conditions = [c for c in node.fields("condition") if c.named and c.type != "comment"]
+        for condition in conditions:
+            self.statement(condition, script, shell, flow._replace(tested=True))
+        text = _short("; ".join(_one_line(c.text) for c in conditions))
+        work = not all(_is_test(c) for c in conditions)
+        guard = flow.guard or (f"it runs inside `if {text}; then`, so a failing `{text}` skips it" if work else None)
+        self.statements(node, script, shell, flow._replace(guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
+        body = [c for c in node.children if c.named and c.field is None and c.type not in ("comment", "elif_clause", "else_clause")]
+        negated = conditions[0].named_children() if len(conditions) == 1 and conditions[0].type == "negated_command" else []
+        if negated and not _is_test(negated[0]) and body and _exits(body[-1]) and not (flow.tested or flow.conditional or flow.trap):
+            # `if ! work; then ...; exit 1; fi`: a failing `work` ends the script, as errexit would.
+            tested = _short(_one_line(negated[0].text))
+            if shell.failing is None and shell.ended is None:
+                shell.failing = (Command((), script.place(negated[0].start), tested, script.origin), f"`if ! {tested}; then ... exit`")
+        for clause in node.children:
+            if clause.type == "elif_clause":
+                then = next((i for i, c in enumerate(clause.children) if c.type == "then"), len(clause.children))
+                for condition in clause.children[:then]:
+                    if condition.named and condition.type != "comment":
+                        self.statement(condition, script, shell, flow._replace(tested=True, conditional=True))
+                for child in clause.children[then:]:
+                    if child.named and child.type != "comment":
+                        self.statement(child, script, shell, flow._replace(conditional=True))
+            elif clause.type == "else_clause":
+                self.statements(clause, script, shell, flow._replace(conditional=True))
+
+    def assignment(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+        self.substitutions(node, script, shell, flow._replace(tested=True))
+        if shell.ended is not None:
+            return
+        if node.type == "unset_command":
+            for child in node.named_children():
+                shell.variables.pop(child.text, None)
+            return
+        assignments = [node] if node.type == "variable_assignment" else [c for c in node.children if c.type == "variable_assignment"]
+        for item in assignments:
+            name, value = item.fields("name"), item.fields("value")
+            if name:
+                text, known = self.value(value[0], shell) if value else ("", True)
+                shell.variables[name[0].text] = text if known else None
+
+    # --- simple commands ---
+
+    def command(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None) -> None:
+        self.substitutions(node, script, shell, flow._replace(tested=True))
+        assignments: list[tuple[str, str]] = []
+        parts: list[Syntax] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                name, value = child.fields("name"), child.fields("value")
+                if name:
+                    assignments.append((name[0].text, self.value(value[0], shell)[0] if value else ""))
+            elif child.field == "name":
+                parts.extend(child.named_children()[:1] or [child])
+            elif child.field == "argument":
+                parts.append(child)
+        if not parts:
+            return
+        words = tuple(self.word(part, script, shell) for part in parts)
+        command = Command(words, script.place(node.start), _one_line(node.text), script.origin, stdin=stdin, assignments=tuple(assignments))
+        self.run(command, shell, flow)
+
+    def run(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+        """What running one simple command does: call a function, change the shell (`set`, `trap`,
+        `exec`, `exit`), start a nested shell (`sh -c`, `su -c`), or run a program."""
+        name = command.words[0].text
+        live = shell.ended is None
+        if live and name in shell.functions and name not in flow.calls and len(flow.calls) < 8:
+            self.statements(shell.functions[name], shell.scripts[name], shell, flow._replace(calls=(*flow.calls, name)))
+            self.note_failure(command, shell, flow)
+            return
+        if live and name == "set":
+            _set_options(command, shell)
+        elif live and name == "trap":
+            self.trap(command, shell, flow)
+            return
+        argv = unwrap(list(command.words))
+        invocation = shell_invocation(argv) or _su_invocation(argv)
+        if invocation is not None and not _BARE_VARIABLE.fullmatch(argv[invocation[0]].text.strip()):
+            at, errexit, pipefail = invocation
+            before = len(self.commands)
+            nested = shell.child(subshell=False)
+            nested.errexit, nested.pipefail = errexit, pipefail
+            self.program(_script_of(argv[at]), nested, flow._replace(guard=self.guard(shell, flow)))
+            if not live:
+                self._patch(before, dropped=shell.ended)
+            self.note_failure(command, shell, flow)
+        else:
+            self.emit(command, shell, flow)
+        if not live or flow.conditional or flow.trap:
+            return
+        if name == "exec" and len(command.words) > 1:
+            shell.ended = shell.replaced = f"`{_short(command.written)}` on line {command.position.line} replaces the shell"
+        elif name == "exit" and not flow.tested:
+            shell.ended = f"it comes after `exit` on line {command.position.line}"
+
+    def emit(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+        self.commands.append(
+            command._replace(
+                guard=self.guard(shell, flow),
+                conditional=flow.conditional,
+                loop=flow.loop,
+                background=flow.background,
+                trap=flow.trap,
+                dropped=shell.ended,
+            )
+        )
+        self.note_failure(command, shell, flow)
+
+    def guard(self, shell: _Shell, flow: _Flow) -> str | None:
+        """Why a command here runs only when the work before it succeeded."""
+        if flow.guard is not None or flow.trap:
+            return flow.guard
+        if shell.failing is not None:
+            failing, how = shell.failing
+            return f"it runs after `{failing.written}` (line {failing.position.line}), and {how} ends the script when that fails"
+        return None
+
+    def note_failure(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+        """Under errexit, the first step that can fail is where a failing run stops."""
+        fails = basename(command.words[0].text) not in _NEVER_FAIL
+        if fails and shell.errexit and shell.failing is None and shell.ended is None and not (flow.tested or flow.trap):
+            shell.failing = (command._replace(written=_short(command.written)), shell.errexit)
+
+    def _patch(self, start: int, **changes: Any) -> None:
+        for i in range(start, len(self.commands)):
+            self.commands[i] = self.commands[i]._replace(**changes)
+
+    # --- traps ---
+
+    def trap(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+        """`trap ACTION SIGNAL...` installs ACTION on those signals (replacing what was there);
+        `trap - SIGNAL`, `trap '' SIGNAL` and `trap SIGNAL` remove it."""
+        args = [w for w in command.words[1:] if w.text != "--"]
+        if not args or (args[0].text.startswith("-") and args[0].text != "-"):
+            return  # trap -p, trap -l
+        action, signals = (None, args) if len(args) == 1 else (args[0], args[1:])
+        if flow.guard is not None:
+            guard: str | None = flow.guard
+        elif shell.failing is not None:
+            failing, how = shell.failing
+            guard = f"its trap is installed only after `{failing.written}` (line {failing.position.line}), and {how} ends the script there when that fails"
+        else:
+            guard = None
+        installed = None if action is None or action.text in ("", "-") else _Trap(action, command, guard)
+        for word in signals:
+            signal = _signal(word.text)
+            if signal is None:
+                continue
+            if installed is not None:
+                if not flow.conditional or signal not in shell.traps:
+                    shell.traps[signal] = installed
+            elif not flow.conditional:
+                shell.traps.pop(signal, None)
+
+    def run_traps(self, shell: _Shell, flow: _Flow) -> None:
+        """The traps installed when the shell ends run, each with the signals it still holds; none
+        runs when `exec` replaced the shell."""
+        by_trap: dict[int, tuple[_Trap, list[str]]] = {}
+        for signal, trap in shell.traps.items():
+            by_trap.setdefault(id(trap), (trap, []))[1].append(signal)
+        shell.traps.clear()
+        for trap, signals in by_trap.values():
+            before = len(self.commands)
+            handler = _Shell(None, False, dict(shell.variables), dict(shell.functions), dict(shell.scripts))
+            self.program(_script_of(trap.action), handler, flow._replace(trap=tuple(signals), guard=trap.guard, tested=True))
+            dropped = f"it is in a trap, and {shell.replaced}, so the trap never runs" if shell.replaced else None
+            self._patch(before, guard=trap.guard, trap=tuple(signals), dropped=dropped)
+
+    # --- words ---
+
+    def substitutions(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+        """`$(...)` and `<(...)` in a statement's words run before the statement itself."""
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if child.type in ("command_substitution", "process_substitution"):
+                if not (_kubernetes_reference(child) and self.env(child.text[2:-1]) is not None):
+                    self.statements(child, script, shell, flow)
+            elif child.type not in ("heredoc_body", "comment", "compound_statement", "do_group", "subshell"):
+                stack.extend(reversed(child.children))
+
+    def word(self, node: Syntax, script: Script, shell: _Shell) -> Word:
+        text, known = self.value(node, shell)
+        quote = 1 if node.type in ("string", "raw_string") else 2 if node.type in ("ansi_c_string", "translated_string") else 0
+        start, last = node.start + quote, max(node.end - quote - 1, node.start)
+        return Word(text, node.text, script.place(node.start), known, script.origin, lambda i: script.place(min(start + i, last)))
+
+    def value(self, node: Syntax, shell: _Shell) -> tuple[str, bool]:
+        """The text a word stands for, and whether every part of it is known."""
+        kind = node.type
+        if kind in ("word", "number", "special_variable_name", "variable_name", "extglob_pattern"):
+            return re.sub(r"\\(.)", r"\1", node.text.replace("\\\n", "")), True
+        if kind == "raw_string":
+            return node.text[1:-1], True
+        if kind == "ansi_c_string":
+            return _ansi_c(node.text[2:-1]), True
+        if kind in ("string", "translated_string", "concatenation"):
+            texts, known = [], True
+            for child in node.children:
+                if child.type in ('"', '$"'):
+                    continue
+                if child.type == "string_content":
+                    texts.append(re.sub(r'\\([$`"\\\n])', r"\1", child.text))
+                    continue
+                text, part_known = self.value(child, shell)
+                texts.append(text)
+                known = known and part_known
+            return "".join(texts), known
+        if kind == "simple_expansion":
+            return self.variable(node.text[1:], node.text, shell)
+        if kind == "expansion":
+            return self.expansion(node, shell)
+        if kind == "command_substitution" and _kubernetes_reference(node):
+            found = self.env(node.text[2:-1])
+            if found is not None:
+                return found, True
+        return node.text, False
+
+    def variable(self, name: str, written: str, shell: _Shell) -> tuple[str, bool]:
+        if name in shell.variables:
+            value = shell.variables[name]
+            return (value, True) if value is not None else (written, False)
+        found = self.env(name) if _NAME.match(name) else None
+        return (found, True) if found is not None else (written, False)
+
+    def expansion(self, node: Syntax, shell: _Shell) -> tuple[str, bool]:
+        """`${NAME}`, and `${NAME:-default}`, whose default is what the manifest says when NAME is unset."""
+        names = [c for c in node.children if c.type == "variable_name"]
+        operators = [c.text for c in node.children if c.field == "operator"]
+        if len(names) != 1 or any(op not in (":-", "-", ":=", "=") for op in operators):
+            return node.text, False
+        value, known = self.variable(names[0].text, node.text, shell)
+        if known and not (value == "" and operators and operators[0].startswith(":")):
+            return value, True
+        if not operators:
+            return node.text, False
+        parts = [self.value(c, shell) for c in node.children if c.named and c is not names[0]]
+        return "".join(p[0] for p in parts), all(p[1] for p in parts)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _script_of(word: Word) -> Script:
+    """A script held in one word: `sh -c "..."`, a trap's action."""
+    return Script(word.text, word.place, word.origin)
+
+
+def _set_options(command: Command, shell: _Shell) -> None:
+    """`set -e`, `set -euo pipefail`, `set -o errexit`, `set +e`..."""
+    words = [w.text for w in command.words[1:]]
+    spelling = f"`{_short(command.written)}`"
+    i = 0
+    while i < len(words):
+        text = words[i]
+        i += 1
+        if text == "--" or not text.startswith(("-", "+")) or len(text) < 2:
+            break
+        on = text[0] == "-"
+        for letter in text[1:]:
+            if letter == "e":
+                shell.errexit = spelling if on else None
+            elif letter == "o" and i < len(words):
+                option = words[i]
+                i += 1
+                if option == "errexit":
+                    shell.errexit = spelling if on else None
+                elif option == "pipefail":
+                    shell.pipefail = on
+
+
+def _signal(text: str) -> str | None:
+    name = text.upper().removeprefix("SIG")
+    name = _SIGNALS.get(name, name)
+    return name if re.fullmatch(r"[A-Z][A-Z0-9+-]*|[0-9]+", name) else None
+
+
+def _su_invocation(words: list[Word]) -> tuple[int, str | None, bool] | None:
+    """`su [options] -c SCRIPT [user]`, `runuser ... -c SCRIPT`: the script runs in a new shell."""
+    if not words or basename(words[0].text) not in ("su", "runuser"):
+        return None
+    for i, word in enumerate(words[1:-1], start=1):
+        if word.text in ("-c", "--command"):
+            return i + 1, None, False
+    return None
+
+
+def _heredoc(node: Syntax) -> str | None:
+    for child in node.children:
+        if child.type == "heredoc_redirect":
+            body = child.first("heredoc_body")
+            return body.text if body is not None else ""
+        if child.type == "herestring_redirect":
+            named = child.named_children()
+            return named[-1].text.strip("'\"") if named else ""
+    return None
+
+
+def _exits(node: Syntax) -> bool:
+    """Whether a statement ends the script: `exit`, or a `{ ...; }` group whose last command is `exit`."""
+    if node.type == "command":
+        name = node.fields("name")
+        return bool(name) and name[0].text == "exit"
+    if node.type == "compound_statement":
+        statements = [c for c in node.named_children() if c.type != "comment"]
+        return bool(statements) and _exits(statements[-1])
+    return False
+
+
+def _is_test(node: Syntax) -> bool:
+    """A condition that tests a value rather than doing work (`[ -f x ]`, `test`, `true`)."""
+    if node.type == "test_command":
+        return True
+    if node.type == "command":
+        name = node.fields("name")
+        return bool(name) and name[0].text in _TESTS
+    if node.type in ("list", "negated_command"):
+        return all(_is_test(c) for c in node.named_children() if c.type != "comment")
+    return False
+
+
+def _kubernetes_reference(node: Syntax) -> bool:
+    return bool(_KUBERNETES_VAR.fullmatch(node.text))
+
+
+def _ansi_c(text: str) -> str:
+    escapes = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
+    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(0)), text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.replace("\\\n", " ").split())
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
