@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.envsources import EnvSources
@@ -27,13 +27,15 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sidecars import SidecarConfig, SidecarScope, clashes, read_sidecar, scope_of
 from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.model.selectors import selects
 from meshlint.source.document import Node
+
+if TYPE_CHECKING:
+    from meshlint.mesh.sidecars import SidecarConfig, SidecarScope
 
 HOLD = "holdApplicationUntilProxyStarts"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
@@ -178,6 +180,8 @@ class MeshContext:
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
         elif kind == "Sidecar":
+            from meshlint.mesh.sidecars import read_sidecar  # a run without Sidecars never loads their reader
+
             sidecar = read_sidecar(resource, where)
             if sidecar is not None:
                 self.sidecars.append(sidecar)
@@ -327,11 +331,15 @@ class MeshContext:
     def sidecar_scope(self, namespace: str, labels: dict[str, str] | None, place: Place, root: str | None = None) -> SidecarScope:
         """The Sidecar that scopes a proxy of `namespace` with these pod labels at `place` (labels None:
         what the namespace as a whole gets), reference §13.2."""
+        from meshlint.mesh.sidecars import scope_of
+
         return scope_of(self.sidecars, namespace, labels, place, root if root is not None else self.options.root_namespace)
 
     def sidecar_clashes(self, sidecar: SidecarConfig) -> list[SidecarConfig]:
         """The other Sidecars applied with this one (read from the same resource) that match every pod
         it matches: the ambiguity of reference §13.2 that needs no pod to show."""
+        from meshlint.mesh.sidecars import clashes
+
         placed = next((s for s in self.sidecars if s.position == sidecar.position), sidecar)
         return clashes(self.sidecars, placed)
 

@@ -16,6 +16,7 @@ INTERCEPTION_MODE = "sidecar.istio.io/interceptionMode"
 INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
 REV_LABEL = "istio.io/rev"
+CLUSTER_DOMAIN = "cluster.local"  # Kubernetes' default; Service FQDNs are name.namespace.svc.<domain>
 NAMESPACE_INJECTION_LABEL = "istio-injection"
 # Labels the webhooks read from Namespaces only (on a pod they do nothing).
 NAMESPACE_ONLY_LABELS = (NAMESPACE_INJECTION_LABEL,)

@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh.istio import CLUSTER_DOMAIN
 from meshlint.mesh.scope import Place, distance
 from meshlint.mesh.setting import Setting
 from meshlint.model.resource import Resource
 
 NETWORKING_GROUP = "networking.istio.io"
-CLUSTER_DOMAIN = "cluster.local"
 
 
 class EgressListener(NamedTuple):

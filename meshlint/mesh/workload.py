@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from meshlint.findings import Position
 from meshlint.mesh import ambient
 from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
-from meshlint.mesh.facts import addresses, proxyconfig
-from meshlint.mesh.facts import probes as probe_facts
+from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.interception import Interception
@@ -40,9 +39,8 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions, Versions, at_least
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sidecars import SidecarScope
 from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES
-from meshlint.model.pod import Container, PodTemplate
+from meshlint.model.pod import PROBE_ROLES, Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
@@ -50,7 +48,9 @@ if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext, MeshSettings
     from meshlint.mesh.facts.evidence import Evidence
     from meshlint.mesh.facts.prestop import PreStopSleep
+    from meshlint.mesh.facts.probes import Probe
     from meshlint.mesh.facts.quitcalls import QuitCall
+    from meshlint.mesh.sidecars import SidecarScope
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
 
@@ -236,15 +236,24 @@ class WorkloadView:
     @cached_property
     def probe_rewrite(self) -> Setting[bool]:
         """Whether the injector hands this pod's probes to the agent, and what decided it (reference §15)."""
-        return probe_facts.rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio)
+        from meshlint.mesh.facts.probes import rewrite  # only runs whose pods have probes read them
+
+        return rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio)
 
     @cached_property
-    def probes(self) -> list[probe_facts.Probe]:
+    def probes(self) -> list[Probe]:
         """The probes of the app's own containers (regular and native sidecars, not istio-proxy)."""
-        return [p for c in self.template.all_containers if c.name != PROXY_CONTAINER for p in probe_facts.probes(c)]
+        containers = [c for c in self.template.all_containers if c.name != PROXY_CONTAINER and any(c.node.get(r).exists for r in PROBE_ROLES)]
+        if not containers:
+            return []
+        from meshlint.mesh.facts.probes import probes
 
-    def probe_rewritten(self, probe: probe_facts.Probe) -> bool:
-        return probe_facts.rewritten(probe, self.probe_rewrite.value, self.options.versions.istio)
+        return [p for c in containers for p in probes(c)]
+
+    def probe_rewritten(self, probe: Probe) -> bool:
+        from meshlint.mesh.facts.probes import rewritten
+
+        return rewritten(probe, self.probe_rewrite.value, self.options.versions.istio)
 
     def inbound_captured(self, port: int) -> bool:
         """Does istio-proxy capture inbound connections to this port? Not with interception mode NONE,
@@ -318,6 +327,8 @@ class WorkloadView:
         containers whose traffic the proxy carries (init containers only with a native proxy): a cluster
         DNS name (`orders.shop.svc.cluster.local`), or a short name (`orders`, `orders.shop`) that a
         Service in the run answers to. Names no Service of the run answers to are left out."""
+        from meshlint.mesh.facts import addresses
+
         found = []
         for container in self.template.all_containers:
             if container.name in INJECTED_INIT_CONTAINERS or (container.init and not (container.is_native_sidecar or self.native_sidecar)):
@@ -416,12 +427,12 @@ def _matters(field: str, view: WorkloadView) -> bool:
     if field == REWRITE_PROBES:  # ML106/ML107: a probe on a captured port that fails or passes unrewritten
         return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
     if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode
-        sidecar = view.sidecar_scope.sidecar if view.istio_sidecar else None
+        sidecar = view.sidecar_scope.sidecar if view.istio_sidecar and view.mesh.sidecars else None
         return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(d.namespace, d.service, d.port) is None for d in view.dependencies)
     return field != DISCOVERY_SELECTORS  # read for Namespaces (ML601), never for a workload
 
 
-def _rewrite_matters(view: WorkloadView, probe: probe_facts.Probe) -> bool:
+def _rewrite_matters(view: WorkloadView, probe: Probe) -> bool:
     if probe.port is None or not view.inbound_captured(probe.port):
         return False
     return probe.action == "tcpSocket" or (probe.action in ("httpGet", "grpc") and view.mtls_mode(probe.port).value == "STRICT")

@@ -90,11 +90,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.probes import FAILING
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+
+# What the kubelet does when each kind of probe keeps failing.
+FAILING = {
+    "livenessProbe": "the kubelet restarts the container again and again",
+    "readinessProbe": "the pod never becomes Ready and gets no traffic",
+    "startupProbe": "the container never counts as started and is restarted",
+}
 
 
 @rule(code="ML106", name="probe-blocked-by-strict-mtls", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
@@ -110,7 +116,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         mode = workload.mtls_mode(probe.port)
         if mode.value != "STRICT":
             continue
-        why = rewrite.cited if not rewrite.value else f"Istio {workload.options.versions.istio} rewrites gRPC probes only from 1.13"
+        why = rewrite.cited if not rewrite.value else f"Istio rewrites gRPC probes from 1.13 on, and the target is {workload.options.versions.istio}"
         yield Issue(
             probe.position,
             f"{probe} is not rewritten ({why}), and istio-proxy captures port {probe.port} under "
@@ -129,7 +135,7 @@ def _switch(workload: WorkloadView) -> str:
     if workload.injected_proxy is not None:
         return "inject the manifest again with probe rewrite on, so its probes point at the agent's port 15020"
     if rewrite.local:
-        return 'remove sidecar.istio.io/rewriteAppHTTPProbers: "false" so the agent answers the probe on port 15020'
+        return f"remove {rewrite.note} so the agent answers the probe on port 15020"
     return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true) so the agent answers the probe on port 15020"
 
 

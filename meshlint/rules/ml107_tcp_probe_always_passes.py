@@ -68,11 +68,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.probes import PASSING
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
+
+# What a probe that always passes hides, by kind.
+PASSING = {
+    "livenessProbe": "a hung or dead app is never restarted",
+    "readinessProbe": "the pod stays in rotation while the app cannot serve",
+    "startupProbe": "the app counts as started before it is",
+}
 
 
 @rule(code="ML107", name="tcp-probe-always-passes", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
@@ -85,7 +91,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             continue
         if not workload.inbound_captured(probe.port):
             continue
-        why = rewrite.cited if not rewrite.value else f"Istio {workload.options.versions.istio} rewrites TCP probes only from 1.12"
+        why = rewrite.cited if not rewrite.value else f"Istio rewrites TCP probes from 1.12 on, and the target is {workload.options.versions.istio}"
         yield Issue(
             probe.position,
             f"{probe} is not rewritten ({why}), and istio-proxy captures port {probe.port}: the sidecar accepts "
@@ -103,7 +109,7 @@ def _switch(workload: WorkloadView) -> str:
     if workload.injected_proxy is not None:
         return "inject the manifest again with probe rewrite on, so the agent checks the port for the kubelet"
     if rewrite.local:
-        return 'remove sidecar.istio.io/rewriteAppHTTPProbers: "false" so the agent checks the port for the kubelet'
+        return f"remove {rewrite.note} so the agent checks the port for the kubelet"
     return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true) so the agent checks the port for the kubelet"
 
 

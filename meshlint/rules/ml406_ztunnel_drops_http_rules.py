@@ -84,19 +84,24 @@ The waypoint itself is deployed with `istioctl waypoint apply -n shop` (a Gatewa
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Position, Severity
 from meshlint.mesh.ambient import ambient_namespace, waypoint
-from meshlint.mesh.facts.authorization import ZtunnelPolicy, ztunnel_policy
 from meshlint.mesh.scope import Place
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 from meshlint.source.document import Node
 from meshlint.wording import counted, listing
 
+if TYPE_CHECKING:
+    from meshlint.mesh.facts.authorization import ZtunnelPolicy
+
 
 @rule(code="ML406", name="ztunnel-drops-http-rules", severity=Severity.WARNING, scope=RESOURCE, kinds={"AuthorizationPolicy"})
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
+    from meshlint.mesh.facts.authorization import ztunnel_policy  # only runs that hold a policy read it
+
     policy = ztunnel_policy(resource)
     if policy is None or not resource.namespace:
         return

@@ -124,7 +124,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
     if count < ctx.options["min-services"]:
         return
     selectors = ctx.mesh.settings_at(place, revision).discovery_selectors
-    counted = f"{count} Services in the inputs" + (f" in namespaces discoverySelectors selects ({selectors.where})" if selectors else "")
+    counted = f"{count} Services in the inputs" + (f", counting the namespaces discoverySelectors selects, {selectors.where}" if selectors else "")
     yield Issue(
         label.key_pos or label.pos,
         f"Namespace {resource.name} injects sidecars ({label_text(label.text, injection is not None)}) and no Sidecar scopes "

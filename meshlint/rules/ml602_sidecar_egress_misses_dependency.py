@@ -104,8 +104,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.istio import CLUSTER_DOMAIN
 from meshlint.mesh.setting import Setting, origins
-from meshlint.mesh.sidecars import CLUSTER_DOMAIN
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -119,8 +119,10 @@ PASSTHROUGH = (
 
 @rule(code="ML602", name="sidecar-egress-misses-dependency", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if not workload.istio_sidecar or not ctx.mesh.sidecars:
+        return
     sidecar = workload.sidecar_scope.sidecar
-    if not workload.istio_sidecar or sidecar is None:
+    if sidecar is None:
         return
     policy = workload.outbound_policy
     registry_only = policy.value == "REGISTRY_ONLY"

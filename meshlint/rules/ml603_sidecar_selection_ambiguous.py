@@ -60,16 +60,18 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.scope import Place
-from meshlint.mesh.sidecars import SidecarConfig, nested, read_sidecar
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.wording import listing
+
+if TYPE_CHECKING:
+    from meshlint.mesh.sidecars import SidecarConfig
 
 
 @rule(code="ML603", name="sidecar-selection-ambiguous", severity=Severity.ERROR, scope=(WORKLOAD, RESOURCE), kinds=WORKLOAD_KINDS | {"Sidecar"})
@@ -81,6 +83,8 @@ def check(subject: Any, ctx: RuleContext) -> Iterator[Issue]:
 
 
 def _sidecar(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
+    from meshlint.mesh.sidecars import read_sidecar
+
     sidecar = read_sidecar(resource, Place.of(resource.path))
     if sidecar is None:
         return
@@ -103,8 +107,10 @@ def _sidecar(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
 
 
 def _workload(workload: WorkloadView) -> Iterator[Issue]:
-    if not workload.istio_sidecar:
+    if not workload.istio_sidecar or not workload.mesh.sidecars:
         return
+    from meshlint.mesh.sidecars import nested
+
     scope = workload.sidecar_scope
     selecting = [s for s in scope.ambiguous if s.selector is not None]
     # Selectors of which one holds the other's labels are reported at the Sidecars themselves.

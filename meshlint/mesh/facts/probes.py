@@ -16,24 +16,12 @@ from meshlint.mesh.injection import injected_proxy
 from meshlint.mesh.istio import GO_FALSE, GO_TRUE, REWRITE_PROBES_ANNOTATION
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import Setting
-from meshlint.model.pod import Container, PodTemplate
+from meshlint.model.pod import PROBE_ROLES, Container, PodTemplate
 from meshlint.source.document import Node
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-ROLES = ("livenessProbe", "readinessProbe", "startupProbe")
-# What the kubelet does when each kind of probe keeps failing, said in a finding.
-FAILING = {
-    "livenessProbe": "the kubelet restarts the container again and again",
-    "readinessProbe": "the pod never becomes Ready and gets no traffic",
-    "startupProbe": "the container never counts as started and is restarted",
-}
-PASSING = {
-    "livenessProbe": "a hung or dead app is never restarted",
-    "readinessProbe": "the pod stays in rotation while the app cannot serve",
-    "startupProbe": "the app counts as started before it is",
-}
 
 
 class Probe(NamedTuple):
@@ -51,7 +39,7 @@ class Probe(NamedTuple):
 def probes(container: Container) -> list[Probe]:
     """The container's probes that name an action, in the order liveness, readiness, startup."""
     found = []
-    for role in ROLES:
+    for role in PROBE_ROLES:
         probe = container.node.get(role)
         if not probe.is_map:
             continue
