@@ -7,7 +7,7 @@ import pytest
 
 from helpers import MESHED, lint, lint_text
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.facts.probes import probes, rewrite, rewritten
+from meshlint.mesh.facts.probes import not_rewritten, probes, rewrite
 from meshlint.mesh.options import parse_version
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.workload import build_view
@@ -74,12 +74,19 @@ def test_an_injected_manifest_keeps_its_probes_as_written():
 
 @pytest.mark.parametrize(
     "action, istio, expected",
-    [("httpGet", None, True), ("tcpSocket", "1.11", False), ("tcpSocket", "1.12", True), ("grpc", "1.12", False), ("grpc", "1.13", True), ("exec", None, False)],
+    [
+        ("httpGet", None, None),
+        ("tcpSocket", "1.11", "Istio rewrites tcpSocket probes from 1.12 on, and the target is 1.11"),
+        ("tcpSocket", "1.12", None),
+        ("grpc", "1.12", "Istio rewrites grpc probes from 1.13 on, and the target is 1.12"),
+        ("grpc", "1.13", None),
+        ("exec", None, "exec probes are never rewritten"),
+    ],
 )
 def test_which_probes_the_agent_takes_over(action, istio, expected):
     probe = probes(template_of().containers[0])[0]._replace(action=action)
-    assert rewritten(probe, True, parse_version(istio)) is expected
-    assert rewritten(probe, False, parse_version(istio)) is False
+    assert not_rewritten(probe, Setting(True, None), parse_version(istio)) == expected
+    assert not_rewritten(probe, Setting(False, None, "off"), parse_version(istio)) == ("exec probes are never rewritten" if action == "exec" else "off")
 
 
 @pytest.mark.parametrize(
@@ -125,7 +132,7 @@ def test_probe_rules_whole_findings(tmp_path):
             f"livenessProbe httpGet on port 8080 of container 'app' is not rewritten ({why}), and istio-proxy captures port 8080 "
             f"under PeerAuthentication STRICT ({path}:5): the kubelet has no mesh certificate, so the sidecar refuses the probe "
             "and it always fails: the kubelet restarts the container again and again",
-            'remove sidecar.istio.io/rewriteAppHTTPProbers: "false" so the agent answers the probe on port 15020; or use an '
+            'remove sidecar.istio.io/rewriteAppHTTPProbers: "false", so the agent on port 15020 takes the probe over; or use an '
             "exec probe, or probe a port excluded from capture",
         ),
         (
@@ -136,8 +143,8 @@ def test_probe_rules_whole_findings(tmp_path):
             f"readinessProbe tcpSocket on port 9000 of container 'app' is not rewritten ({why}), and istio-proxy captures port "
             "9000: the sidecar accepts the kubelet's connection itself, so the probe passes as long as the proxy runs, whatever "
             "the app does: the pod stays in rotation while the app cannot serve",
-            'remove sidecar.istio.io/rewriteAppHTTPProbers: "false" so the agent checks the port for the kubelet, or use an exec '
-            "probe that checks the app",
+            'remove sidecar.istio.io/rewriteAppHTTPProbers: "false", so the agent on port 15020 takes the probe over; or use an '
+            "exec probe that checks the app",
         ),
     ]
 

@@ -250,10 +250,20 @@ class WorkloadView:
 
         return [p for c in containers for p in probes(c)]
 
-    def probe_rewritten(self, probe: Probe) -> bool:
-        from meshlint.mesh.facts.probes import rewritten
+    @cached_property
+    def probes_to_sidecar(self) -> list[tuple[Probe, str]]:
+        """The probes the kubelet sends to istio-proxy, each with why it is not rewritten: an Istio
+        sidecar, a probe the agent does not take over, on a port the sidecar captures."""
+        if not self.istio_sidecar or not self.probes:
+            return []
+        from meshlint.mesh.facts.probes import not_rewritten
 
-        return rewritten(probe, self.probe_rewrite.value, self.options.versions.istio)
+        found = []
+        for probe in self.probes:
+            why = not_rewritten(probe, self.probe_rewrite, self.options.versions.istio) if probe.port is not None else None
+            if why is not None and probe.action != "exec" and probe.port is not None and self.inbound_captured(probe.port):
+                found.append((probe, why))
+        return found
 
     def inbound_captured(self, port: int) -> bool:
         """Does istio-proxy capture inbound connections to this port? Not with interception mode NONE,
@@ -433,9 +443,9 @@ def _matters(field: str, view: WorkloadView) -> bool:
 
 
 def _rewrite_matters(view: WorkloadView, probe: Probe) -> bool:
-    if probe.port is None or not view.inbound_captured(probe.port):
+    if probe.port is None or probe.action == "exec" or not view.inbound_captured(probe.port):
         return False
-    return probe.action == "tcpSocket" or (probe.action in ("httpGet", "grpc") and view.mtls_mode(probe.port).value == "STRICT")
+    return probe.action == "tcpSocket" or view.mtls_mode(probe.port).value == "STRICT"
 
 
 def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | None:

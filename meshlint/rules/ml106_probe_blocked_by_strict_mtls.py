@@ -105,38 +105,23 @@ FAILING = {
 
 @rule(code="ML106", name="probe-blocked-by-strict-mtls", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.istio_sidecar:
-        return
-    rewrite = workload.probe_rewrite
-    for probe in workload.probes:
-        if probe.action not in ("httpGet", "grpc") or probe.port is None or workload.probe_rewritten(probe):
-            continue
-        if not workload.inbound_captured(probe.port):
+    for probe, why in workload.probes_to_sidecar:
+        if probe.action not in ("httpGet", "grpc"):
             continue
         mode = workload.mtls_mode(probe.port)
         if mode.value != "STRICT":
             continue
-        why = rewrite.cited if not rewrite.value else f"Istio rewrites gRPC probes from 1.13 on, and the target is {workload.options.versions.istio}"
+        from meshlint.mesh.facts.probes import rewrite_fix  # loaded once a probe reaches the sidecar
+
         yield Issue(
             probe.position,
             f"{probe} is not rewritten ({why}), and istio-proxy captures port {probe.port} under "
             f"PeerAuthentication STRICT ({mode.where}): the kubelet has no mesh certificate, so the sidecar "
             f"refuses the probe and it always fails: {FAILING[probe.role]}",
-            f"{_switch(workload)}; or use an exec probe, or probe a port excluded from capture",
-            related=origins(rewrite, mode),
+            f"{rewrite_fix(probe, workload.probe_rewrite, workload.injected_proxy is not None)}; or use an exec probe, "
+            "or probe a port excluded from capture",
+            related=origins(workload.probe_rewrite, mode),
         )
-
-
-def _switch(workload: WorkloadView) -> str:
-    """How to have the probe rewritten, wherever the rewrite was switched off."""
-    rewrite = workload.probe_rewrite
-    if rewrite.value:
-        return "upgrade Istio to 1.13 or later, which rewrites gRPC probes"
-    if workload.injected_proxy is not None:
-        return "inject the manifest again with probe rewrite on, so its probes point at the agent's port 15020"
-    if rewrite.local:
-        return f"remove {rewrite.note} so the agent answers the probe on port 15020"
-    return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true) so the agent answers the probe on port 15020"
 
 
 RULE = check

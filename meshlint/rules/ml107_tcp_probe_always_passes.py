@@ -83,34 +83,20 @@ PASSING = {
 
 @rule(code="ML107", name="tcp-probe-always-passes", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.istio_sidecar:
-        return
-    rewrite = workload.probe_rewrite
-    for probe in workload.probes:
-        if probe.action != "tcpSocket" or probe.port is None or workload.probe_rewritten(probe):
+    for probe, why in workload.probes_to_sidecar:
+        if probe.action != "tcpSocket":
             continue
-        if not workload.inbound_captured(probe.port):
-            continue
-        why = rewrite.cited if not rewrite.value else f"Istio rewrites TCP probes from 1.12 on, and the target is {workload.options.versions.istio}"
+        from meshlint.mesh.facts.probes import rewrite_fix  # loaded once a probe reaches the sidecar
+
         yield Issue(
             probe.position,
             f"{probe} is not rewritten ({why}), and istio-proxy captures port {probe.port}: the sidecar accepts "
             f"the kubelet's connection itself, so the probe passes as long as the proxy runs, whatever the app does: "
             f"{PASSING[probe.role]}",
-            f"{_switch(workload)}, or use an exec probe that checks the app",
-            related=origins(rewrite),
+            f"{rewrite_fix(probe, workload.probe_rewrite, workload.injected_proxy is not None)}; or use an exec probe "
+            "that checks the app",
+            related=origins(workload.probe_rewrite),
         )
-
-
-def _switch(workload: WorkloadView) -> str:
-    rewrite = workload.probe_rewrite
-    if rewrite.value:
-        return "upgrade Istio to 1.12 or later, which rewrites TCP probes"
-    if workload.injected_proxy is not None:
-        return "inject the manifest again with probe rewrite on, so the agent checks the port for the kubelet"
-    if rewrite.local:
-        return f"remove {rewrite.note} so the agent checks the port for the kubelet"
-    return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true) so the agent checks the port for the kubelet"
 
 
 RULE = check

@@ -3,9 +3,11 @@
 ## What it does
 For pods with an Istio sidecar scoped by a `Sidecar` resource (the one of its namespace whose
 `workloadSelector` matches it, else the namespace's one without a selector, else the root
-namespace's), reads the Services its containers' env values and arguments name: URLs, `host:port`
-values and cluster DNS names (`orders.shop.svc.cluster.local`), and short names (`orders`,
-`orders.shop`) when a Service of that name is in the run. Reports each one that no egress listener of
+namespace's), reads the Services its startup evidence names (as ML101 reads it: env values, also from
+`envFrom` ConfigMaps in the inputs, and the addresses its commands dial): cluster DNS names
+(`orders.shop.svc.cluster.local`), and short names (`orders`, `orders.shop`) when a Service of that
+name is in the run. Only containers whose traffic the proxy carries count (an init container before a
+classic proxy does not). Reports each one that no egress listener of
 the Sidecar imports (`namespace/dnsName` hosts: `*`, `.` and wildcards as istiod reads them; a
 listener with a port imports only that port). An error when outbound traffic policy is REGISTRY_ONLY
 (the Sidecar's `outboundTrafficPolicy`, else the mesh's). Silent for pods no Sidecar scopes, for

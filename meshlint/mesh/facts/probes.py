@@ -84,10 +84,29 @@ def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: Version | N
     return Setting(True, None, "probe rewrite is on by default")
 
 
-def rewritten(probe: Probe, rewrite_on: bool, istio: Version | None) -> bool:
-    """Is this probe handed to the agent? tcpSocket probes only from Istio 1.12 on, gRPC from 1.13."""
-    if not rewrite_on or probe.action == "exec":
-        return False
-    if probe.action == "tcpSocket" and istio is not None and not at_least(istio, "1.12"):
-        return False
-    return not (probe.action == "grpc" and istio is not None and not at_least(istio, "1.13"))
+# The first Istio version that rewrites each kind of probe (httpGet: every version meshlint knows).
+REWRITTEN_SINCE = {"tcpSocket": "1.12", "grpc": "1.13"}
+
+
+def not_rewritten(probe: Probe, rewrite: Setting[bool], istio: Version | None) -> str | None:
+    """Why the agent does not take this probe over (None: it does): the rewrite is off, or the target
+    Istio predates rewriting its kind. Exec probes run in the container and are never rewritten."""
+    if probe.action == "exec":
+        return "exec probes are never rewritten"
+    if not rewrite.value:
+        return rewrite.cited
+    since = REWRITTEN_SINCE.get(probe.action)
+    if since is not None and istio is not None and not at_least(istio, since):
+        return f"Istio rewrites {probe.action} probes from {since} on, and the target is {istio}"
+    return None
+
+
+def rewrite_fix(probe: Probe, rewrite: Setting[bool], injected: bool) -> str:
+    """How to have the probe rewritten, wherever that was switched off."""
+    if rewrite.value:
+        return f"upgrade Istio to {REWRITTEN_SINCE.get(probe.action, '1.6')} or later, which rewrites {probe.action} probes"
+    if injected:
+        return "inject the manifest again with probe rewrite on, so its probes point at the agent's port 15020"
+    if rewrite.local:
+        return f"remove {rewrite.note}, so the agent on port 15020 takes the probe over"
+    return "turn probe rewrite back on (sidecarInjectorWebhook.rewriteAppHTTPProbe: true), so the agent on port 15020 takes the probe over"
