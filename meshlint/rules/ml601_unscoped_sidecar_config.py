@@ -114,7 +114,9 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
     label = injection if injection is not None else rev
     if label is None or (injection is not None and injection.text != "enabled") or resource.name in NEVER_INJECTED_NAMESPACES:
         return
-    revision = "" if injection is not None or rev is None else (ctx.mesh.revision_of(rev.text or "") or "")
+    revision = "" if injection is not None or rev is None else ctx.mesh.revision_of(rev.text or "")
+    if revision is None:
+        return  # a revision the run does not declare: nothing injects its pods (ML008)
     place = Place.of(resource.path)
     root = ctx.mesh_options.root_namespace
     scope = ctx.mesh.sidecar_scope(resource.name, None, place, root)
