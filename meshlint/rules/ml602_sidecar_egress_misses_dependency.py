@@ -140,13 +140,14 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         effect = f"under {mode} the proxy drops it" if registry_only else f"under {mode} {PASSTHROUGH}"
         fqdn = f"{name}.{namespace}.svc.{CLUSTER_DOMAIN}"
         hosts = listing(sidecar.host_entries) or "none"
+        # Evidence read from a ConfigMap in another file is cited there, and the finding stays with the pod.
         yield Issue(
-            evidence.position,
-            f"{workload.template.title} calls Service {name} of namespace {namespace}{port} ({evidence.what}), which "
+            workload.template.fix_position if evidence.elsewhere else evidence.position,
+            f"{workload.template.title} calls Service {name} of namespace {namespace}{port} ({evidence if evidence.elsewhere else evidence.what}), which "
             f"{sidecar.title} does not import (egress hosts: {hosts}; it scopes this pod because {workload.sidecar_scope.how}): {effect}",
             f'add "{namespace}/{fqdn}" (or "{namespace}/*") to the egress hosts of Sidecar {sidecar.name}',
             Severity.ERROR if registry_only else None,
-            related=(sidecar.position, *origins(policy, *([Setting(name, service.position)] if service is not None else []))),
+            related=(sidecar.position, *origins(policy, *([Setting(name, service.position)] if service is not None else [])), *((evidence.position,) if evidence.elsewhere else ())),
         )
 
 
