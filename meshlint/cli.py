@@ -211,6 +211,7 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--diff-base", metavar="REF", help="Report only findings on lines changed since git REF, or citing one.")
 @click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.30.")
 @click.option("--istio-version", help="Target Istio version, e.g. 1.24.")
+@click.option("--linkerd-version", help="Target Linkerd version, e.g. 2.16, stable-2.14.10 or edge-24.6.2.")
 @click.option("--mesh-config", multiple=True, type=click.Path(), help="Context file read every run (IstioOperator, Helm values, Namespaces...). Repeatable.")
 @click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour the text report (auto: on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it).")
 @click.option("--no-color", is_flag=True, help="Same as --color never.")
@@ -226,7 +227,7 @@ def check(
     ctx: click.Context, paths: tuple[str, ...], fmt: tuple[str, ...], output: tuple[str, ...], config_path: str | None,
     select: tuple[str, ...], ignore: tuple[str, ...], extend_select: tuple[str, ...], extend_ignore: tuple[str, ...],
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
-    kubernetes_version: str | None, istio_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
+    kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
     stdin_filename: str | None = None, fail_on_skipped: bool | None = None,
 ) -> None:
@@ -245,12 +246,14 @@ def check(
     """
     from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
     from meshlint.engine.run import run
-    from meshlint.mesh.options import parse_version
+    from meshlint.mesh.options import parse_linkerd_version, parse_version
     from meshlint.registry import load_rules
 
     for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
         if value and parse_version(value) is None:
             raise click.BadParameter(f"{value!r} is not a version such as 1.30", param_hint=flag)
+    if linkerd_version and parse_linkerd_version(linkerd_version) is None:
+        raise click.BadParameter(f"{linkerd_version!r} is not a Linkerd version such as 2.16 or edge-24.6.2", param_hint="--linkerd-version")
 
     def overridden(config: Config) -> None:
         """The command line's word over every config's, nested ones too."""
@@ -262,6 +265,7 @@ def check(
         config.extend_ignore += _csv(extend_ignore)
         config.kubernetes_version = kubernetes_version or config.kubernetes_version
         config.istio_version = istio_version or config.istio_version
+        config.linkerd_version = linkerd_version or config.linkerd_version
 
     config = load_config(config_path if config_path else find_config("."))
     overridden(config)

@@ -38,6 +38,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     kubernetes_version: str | None = None
     istio_version: str | None = None
+    linkerd_version: str | None = None
     mesh_context: tuple[str, ...] = ()
     # Where each mesh.context file counts as located: the folder of the config that names it (§W2.1).
     context_folders: dict[str, str] = field(default_factory=dict)
@@ -202,6 +203,7 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.exclude = tuple(raw.get("exclude", ()))
     config.kubernetes_version = raw.get("kubernetes-version")
     config.istio_version = raw.get("istio-version")
+    config.linkerd_version = raw.get("linkerd-version")
     config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in mesh.get("context", ()))
     folders = raw.get(_FOLDERS, {})
     config.context_folders = {p: folders.get(p, base) for p in config.mesh_context}

@@ -11,10 +11,10 @@ from meshlint.mesh.facts import proxyconfig
 from meshlint.schemas import fits
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 70000), st.floats(allow_nan=False), st.text(max_size=8),
-                    st.sampled_from(["1.30", "v1.27.1", "5s", "1m30s", "true", "error", "warning", "enabled", "ML101", "REDIRECT"]))
+                    st.sampled_from(["1.30", "v1.27.1", "5s", "1m30s", "true", "error", "warning", "enabled", "ML101", "REDIRECT", "stable-2.14.10", "edge-24.6.2", "2.20"]))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
 CONFIG_KEYS = st.sampled_from(["select", "ignore", "severity", "fail-on", "format", "exclude", "kubernetes-version",
-                               "istio-version", "mesh", "rules", "unknown"])
+                               "istio-version", "linkerd-version", "mesh", "rules", "unknown"])
 MESH_KEYS = st.sampled_from(["context", "default-injection", "injected-namespaces", "root-namespace", "other"])
 
 

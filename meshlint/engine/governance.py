@@ -11,7 +11,7 @@ from meshlint.config import Config, ConfigSet
 from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.findings import Severity
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.mesh.options import MeshOptions, Versions, parse_linkerd_version, parse_version
 from meshlint.rule import Rule, RuleContext
 from meshlint.source.inputs import STDIN, Excluder
 
@@ -37,7 +37,7 @@ def mesh_options(config: Config) -> MeshOptions:
         default_injection=config.default_injection,
         injected_namespaces=config.injected_namespaces,
         root_namespace=config.root_namespace,
-        versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version)),
+        versions=Versions(parse_version(config.istio_version), parse_version(config.kubernetes_version), parse_linkerd_version(config.linkerd_version)),
     )
 
 

@@ -20,7 +20,7 @@ from meshlint.mesh.context import MeshContext
 from meshlint.mesh.istio import REV_LABEL
 from meshlint.mesh.scope import Place
 from meshlint.mesh.sources import mesh_source
-from meshlint.model.kinds import MESH_CONFIG_KINDS
+from meshlint.model.kinds import LINKERD_HELM_VALUES, MESH_CONFIG_KINDS
 from meshlint.model.resource import Resource
 from meshlint.source import inputs
 
@@ -37,6 +37,10 @@ def is_mesh_wide(resource: Resource) -> bool:
         return True
     if kind == "MutatingWebhookConfiguration":
         return REV_LABEL in resource.labels or resource.name.startswith("istio")
+    if kind == LINKERD_HELM_VALUES:
+        from meshlint.mesh import linkerdsource
+
+        return bool(linkerdsource.claims(resource))
     if kind in MESH_CONFIG_KINDS:
         source = mesh_source(resource)
         return source is not None and bool(source.revision or source.tags or next(iter(source.claims()), None) is not None)

@@ -24,11 +24,12 @@ from meshlint.mesh.istio import (
     REV_LABEL,
     is_pod_key,
 )
+from meshlint.mesh.linkerd import LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, mesh_source
-from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
+from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES, LINKERD_SERVER, MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.model.selectors import selects
@@ -71,6 +72,16 @@ class PeerAuthentication(NamedTuple):
         return Claim(Setting(value, origin), self.place)
 
 
+class LinkerdServer(NamedTuple):
+    """What the mesh context keeps of a Linkerd `Server`: the pods and the port its policy governs."""
+
+    name: str
+    namespace: str
+    selector: dict[str, str] | None  # podSelector.matchLabels; None when it selects by expressions
+    port: Any  # a number or a container port's name
+    position: Position
+
+
 class RevisionTag(NamedTuple):
     tag: str
     revision: str
@@ -88,11 +99,14 @@ class MeshSettings:
         self.default_config: dict[str, Setting[Any]] = {}
         self.default_proxy_metadata: dict[str, Setting[Any]] = {}
         self.helm_proxy: dict[str, Setting[Any]] = {}
+        self.linkerd_helm: dict[str, Setting[Any]] = {}  # Linkerd control-plane values: `proxy.await`
         for key, setting in resolved.items():
             if setting.value is None:
                 continue  # a complete MeshConfig that leaves the field to its default
             group, _, name = key.partition(".")
-            if group == "proxy":
+            if key.startswith(LINKERD_FIELD_PREFIX):
+                self.linkerd_helm[key[len(LINKERD_FIELD_PREFIX) :]] = setting
+            elif group == "proxy":
                 self.default_config[name] = setting
             elif group == "proxyMetadata":
                 self.default_proxy_metadata[name] = setting
@@ -154,6 +168,7 @@ class MeshContext:
         self.peer_authentications: list[PeerAuthentication] = []
         self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
+        self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
         self._settings: dict[tuple[Place, str], MeshSettings] = {}
@@ -187,6 +202,15 @@ class MeshContext:
                 self.sidecars.append(sidecar)
         elif kind == "MutatingWebhookConfiguration":
             self._note_tag(resource)
+        elif kind == LINKERD_HELM_VALUES:
+            from meshlint.mesh import linkerdsource
+
+            for key, setting in linkerdsource.claims(resource):
+                self.claims.setdefault(("", key), []).append(Claim(setting, where))
+            self._settings.clear()
+        elif kind == LINKERD_SERVER and resource.api_version.split("/", 1)[0].endswith(LINKERD_API_SUFFIX):
+            server = _linkerd_server(resource)
+            self.linkerd_servers.setdefault(server.namespace, []).append(server)
         elif kind in MESH_CONFIG_KINDS:
             source = mesh_source(resource)
             if source is not None:
@@ -285,6 +309,15 @@ class MeshContext:
                 if isinstance(number, int) and not isinstance(number, bool):
                     targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
         return targets
+
+    def linkerd_servers_for(self, template: PodTemplate) -> list[LinkerdServer]:
+        """The Linkerd Servers whose podSelector picks this pod (by matchLabels; an empty selector
+        picks every pod of its namespace)."""
+        labels = {k: v.text for k, v in template.labels().items()}
+        return [
+            s for s in self.linkerd_servers.get(template.owner.namespace, ())
+            if s.selector is not None and all(labels.get(k) == v for k, v in s.selector.items())
+        ]
 
     def mtls_mode(
         self, namespace: str, labels: dict[str, str], port: int | None = None, place: Place | None = None, root: str | None = None
@@ -409,6 +442,18 @@ def _service_targets(resource: Resource) -> ServiceTargets:
         targets.append((target.value, target.pos))
     name = resource.root.path("metadata", "name")
     return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
+
+
+def _linkerd_server(resource: Resource) -> LinkerdServer:
+    spec = resource.root.get("spec")
+    selector = spec.get("podSelector")
+    labels = selector.get("matchLabels")
+    if selector.get("matchExpressions").exists:
+        chosen = None
+    else:
+        chosen = {str(k): v.text or "" for k, v in labels.items()} if labels.is_map else {}
+    port = spec.get("port")
+    return LinkerdServer(resource.name, resource.namespace, chosen, port.value, port.pos if port.exists else resource.root.pos)
 
 
 def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication:

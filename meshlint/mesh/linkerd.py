@@ -1,4 +1,6 @@
-"""Linkerd's names, and whether its proxy injector meshes a pod (reference §6.4, §11.1)."""
+"""Linkerd's names and defaults, and whether its proxy injector meshes a pod (reference §6.4, §10,
+§11). Linkerd's own vocabulary is `enabled`/`disabled`, except the native-sidecar switch, which is
+read as a Go boolean."""
 
 from __future__ import annotations
 
@@ -16,6 +18,43 @@ NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "cert-manager"))
 WEBHOOK_OFF_LABEL = "config.linkerd.io/admission-webhooks"
 CONTROL_PLANE_LABELS = ("linkerd.io/control-plane-component", "linkerd.io/cni-resource")
 OTHER_SIDECARS = frozenset((PROXY_CONTAINER, "istio-proxy"))
+PROXY_UID = 2102  # proxy.uid: an init container running as it is not captured (§11.5.6)
+ADMIN_PORT = 4191  # proxy.ports.admin: /ready, /shutdown
+PROXY_PORTS = frozenset((4190, ADMIN_PORT))  # proxy-init always skips them inbound (§11.5.2)
+
+AWAIT = "config.linkerd.io/proxy-await"
+ADMIN_SHUTDOWN = "config.linkerd.io/proxy-admin-shutdown"
+WAIT_BEFORE_EXIT = "config.alpha.linkerd.io/proxy-wait-before-exit-seconds"
+SHUTDOWN_GRACE_PERIOD = "config.linkerd.io/shutdown-grace-period"
+SKIP_INBOUND = "config.linkerd.io/skip-inbound-ports"
+SKIP_OUTBOUND = "config.linkerd.io/skip-outbound-ports"
+SKIP_SUBNETS = "config.linkerd.io/skip-subnets"
+OPAQUE_PORTS = "config.linkerd.io/opaque-ports"
+ENABLED_DISABLED = ("enabled", "disabled")
+# The native-sidecar switch by name, in the injector's precedence (GA over beta over alpha), with the
+# stable line that first reads it (§10.2).
+NATIVE_GA = "config.linkerd.io/proxy-enable-native-sidecar"
+NATIVE_BETA = "config.beta.linkerd.io/proxy-enable-native-sidecar"
+NATIVE_ALPHA = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
+NATIVE_ANNOTATIONS = ((NATIVE_GA, "2.20"), (NATIVE_BETA, "2.19"), (NATIVE_ALPHA, "2.15"))
+GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}  # strconv.ParseBool
+
+# What a pod inherits from its namespace's annotations (`AppendNamespaceAnnotations`: the
+# ProxyAnnotations and ProxyAlphaConfigAnnotations lists). Which native-sidecar name is on the list
+# depends on the line: 2.20 lists the GA and alpha names but not the beta one (§11.1.6).
+INHERITED = frozenset((AWAIT, ADMIN_SHUTDOWN, WAIT_BEFORE_EXIT, SHUTDOWN_GRACE_PERIOD, SKIP_INBOUND, SKIP_OUTBOUND, SKIP_SUBNETS, OPAQUE_PORTS))
+INHERITED_NATIVE = {"2.20": frozenset((NATIVE_GA, NATIVE_ALPHA)), "2.19": frozenset((NATIVE_BETA, NATIVE_ALPHA)), "2.15": frozenset((NATIVE_ALPHA,))}
+
+# Version gates (reference §10, §11): each the first stable line with the change.
+NATIVE_SINCE = "2.15"
+SHUTDOWN_OFF_SINCE = "2.16"  # the /shutdown endpoint is off unless enabled
+NATIVE_DEFAULT_SINCE = "2.20"  # proxy.nativeSidecar defaults to true; wait-before-exit ignored when native
+DEFAULT_SKIP_PORTS = "4567,4568"  # proxyInit.ignoreInboundPorts / ignoreOutboundPorts (Galera)
+AWAIT_DISABLING_ENV = ("LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED")
+SHUTDOWN_ENV = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED"
+LINKERD_API_SUFFIX = ".linkerd.io"
+LINKERD_FIELD_PREFIX = "linkerd:"  # how the mesh context names a Linkerd Helm value among its claims
 
 
 class LinkerdDecision(NamedTuple):
@@ -62,7 +101,7 @@ def decide(
         return LinkerdDecision(False, "the pod already has a proxy sidecar")
     if ns is not None and ns_value not in INJECT_VALUES and ns_value != "":
         return LinkerdDecision(False, f'namespace {namespace} has {INJECT_ANNOTATION}: "{ns_value}", which is not enabled, disabled or ingress, so nothing in it is injected', ns.pos)
-    if pod is not None and pod_value not in INJECT_VALUES:
+    if pod is not None and pod_value not in INJECT_VALUES and pod_value != "":  # "" is as if unset (isInjectAnnotationValid)
         return LinkerdDecision(False, f'the pod template has {INJECT_ANNOTATION}: "{pod_value}", which is not enabled, disabled or ingress', pod.pos)
     if ns is not None and ns_value in ("enabled", "ingress"):
         if pod_value == "disabled":

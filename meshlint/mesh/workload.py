@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh import ambient
+from meshlint.mesh import linkerd as linkerd_names
 from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
@@ -47,6 +48,8 @@ from meshlint.source.document import Node
 if TYPE_CHECKING:
     from meshlint.mesh.context import MeshContext, MeshSettings
     from meshlint.mesh.facts.evidence import Evidence
+    from meshlint.mesh.facts.linkerdcalls import LinkerdCall
+    from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
     from meshlint.mesh.facts.prestop import PreStopSleep
     from meshlint.mesh.facts.probes import Probe
     from meshlint.mesh.facts.quitcalls import QuitCall
@@ -62,6 +65,7 @@ class Dependency(NamedTuple):
     namespace: str
     port: int | None
     evidence: Evidence
+
 
 HOLD = "holdApplicationUntilProxyStarts"
 
@@ -137,13 +141,42 @@ class WorkloadView:
 
     @cached_property
     def app_containers(self) -> list[Container]:
-        """The regular containers that are the application's own (not an injected istio-proxy)."""
-        return [c for c in self.template.containers if c.name != PROXY_CONTAINER]
+        """The regular containers that are the application's own (not an injected istio-proxy or linkerd-proxy)."""
+        return [c for c in self.template.containers if c.name not in (PROXY_CONTAINER, linkerd_names.PROXY_CONTAINER)]
 
     @cached_property
     def app_init_containers(self) -> list[Container]:
-        """Init containers that run before the pod's containers: not Istio's own, not native sidecars."""
-        return [c for c in self.template.init_containers if c.name not in INJECTED_INIT_CONTAINERS and not c.is_native_sidecar]
+        """Init containers that run before the pod's containers: not the mesh's own, not native sidecars."""
+        return [
+            c for c in self.template.init_containers
+            if c.name not in INJECTED_INIT_CONTAINERS and c.name not in linkerd_names.INIT_CONTAINERS and not c.is_native_sidecar
+        ]
+
+    # --- Linkerd -----------------------------------------------------------------------------------
+
+    @cached_property
+    def linkerd_proxy(self) -> LinkerdProxy:
+        """The Linkerd proxy this pod gets (ask only of a Linkerd-meshed workload): native or classic,
+        await, the /shutdown endpoint, wait-before-exit, skip ports; each with where it came from.
+        Loaded when first asked for: a run without Linkerd-meshed pods never imports it."""
+        from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
+
+        return LinkerdProxy(self.template, self.namespace, self.settings.linkerd_helm, self.options.versions.linkerd)
+
+    @property
+    def classic_linkerd(self) -> bool:
+        return self.linkerd and not self.linkerd_proxy.native.value
+
+    @property
+    def native_linkerd(self) -> bool:
+        return self.linkerd and bool(self.linkerd_proxy.native.value)
+
+    @cached_property
+    def linkerd_calls(self) -> list[LinkerdCall]:
+        """The app's `linkerd-await` wrappers and calls to the proxy's /shutdown."""
+        from meshlint.mesh.facts.linkerdcalls import linkerd_calls
+
+        return [call for c in self.template.all_containers if c.name != linkerd_names.PROXY_CONTAINER for call in linkerd_calls(self.commands(c))]
 
     # --- facts read from the pod's own commands ------------------------------------------------------
 
@@ -400,6 +433,8 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     place = Place.of(template.owner.path)
     namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
     classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+    if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
+        namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
     labels = {k: v.text or "" for k, v in template.labels().items()}
     _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
@@ -446,6 +481,21 @@ def _rewrite_matters(view: WorkloadView, probe: Probe) -> bool:
     if probe.port is None or probe.action == "exec" or not view.inbound_captured(probe.port):
         return False
     return probe.action == "tcpSocket" or view.mtls_mode(probe.port).value == "STRICT"
+
+
+def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOptions) -> bool:
+    """Would the definitions of the pod's namespace (or none of them) mesh it differently? When every
+    one gives the same verdict, and the same Linkerd settings to inherit, their disagreement changes
+    nothing for this pod, and is no conflict for it (ML006)."""
+    found = [ns for ns, _ in mesh.namespaces.get(template.owner.namespace, ())]
+    outcomes = set()
+    for namespace in (None, *found):
+        verdict = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+        inherited: tuple[tuple[str, str | None], ...] = ()
+        if verdict.mesh == LINKERD and namespace is not None:
+            inherited = tuple(sorted((k, v.text) for k, v in namespace.annotations.items() if k in linkerd_names.INHERITED or "native-sidecar" in k))
+        outcomes.add((verdict.mesh, verdict.revision, inherited))
+    return len(outcomes) > 1
 
 
 def _proxy_config_annotation(template: PodTemplate) -> ProxyConfigAnnotation | None:

@@ -26,9 +26,16 @@ BATCH_KINDS = frozenset(("Job", "CronJob", JOBSET)) | ARGO_WORKFLOW_KINDS
 HELM_VALUES = "HelmValues"
 HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion"))
 
+# Pseudo-kind for a Linkerd control-plane (`linkerd-control-plane` chart) Helm values file: no
+# apiVersion or kind, a top-level `proxy` beside `proxyInit` or `identity`, or `linkerdVersion`.
+LINKERD_HELM_VALUES = "LinkerdHelmValues"
+LINKERD_HELM_VALUES_KEYS = frozenset(("proxy", "proxyInit", "identity", "linkerdVersion"))
+# Linkerd's policy resource whose port a skipped inbound port takes out of its reach (ML510).
+LINKERD_SERVER = "Server"
+
 # Kinds that can configure the mesh itself (mesh config, Helm values, istiod env).
 MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
-MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "Sidecar")) | MESH_CONFIG_KINDS
+MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "Sidecar", LINKERD_HELM_VALUES, LINKERD_SERVER)) | MESH_CONFIG_KINDS
 # Checked as written, never read as context (the rules about them need only the context's other facts).
 POLICY_KINDS = frozenset(("AuthorizationPolicy",))
 # Read in the first pass only for what they declare (Istio revision tags), never checked.

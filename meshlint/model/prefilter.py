@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import re
 
-from meshlint.model.kinds import HELM_VALUES_KEYS
+from meshlint.model.kinds import HELM_VALUES_KEYS, LINKERD_HELM_VALUES_KEYS
 
 _CONTEXT_KIND = re.compile(
-    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
+    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
 )
 _CONFIGMAP = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
 _ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
 _TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)
-_HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS)) + r"):", re.M)
+_HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS | LINKERD_HELM_VALUES_KEYS)) + r"):", re.M)
 
 
 def might_hold_context(text: str) -> bool:

@@ -6,9 +6,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from meshlint.findings import ResourceId
-from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, HELM_VALUES, HELM_VALUES_KEYS, JOBSET, POD_TEMPLATE_PATHS, WORKLOAD_KINDS
+from meshlint.model.kinds import (
+    ARGO_WORKFLOW_KINDS,
+    HELM_VALUES,
+    HELM_VALUES_KEYS,
+    JOBSET,
+    LINKERD_HELM_VALUES,
+    POD_TEMPLATE_PATHS,
+    WORKLOAD_KINDS,
+)
 from meshlint.source.document import Document, Node
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
@@ -98,5 +107,13 @@ def resources_of(document: Document) -> Iterator[Resource]:
                     yield Resource(item_kind, item_api, item, document)
             return
         yield Resource(kind, api_version, root, document)
+    elif kind is None and api_version is None and _linkerd_values(root.value):
+        yield Resource(LINKERD_HELM_VALUES, "", root, document)
     elif kind is None and api_version is None and HELM_VALUES_KEYS.intersection(root.value):
         yield Resource(HELM_VALUES, "", root, document)
+
+
+def _linkerd_values(keys: dict[Any, Any]) -> bool:
+    """Linkerd control-plane Helm values: its `proxy` beside `proxyInit` or `identity`, or its
+    `linkerdVersion` (checked before istiod's values: old Linkerd charts have a `global` key too)."""
+    return "linkerdVersion" in keys or ("proxy" in keys and ("proxyInit" in keys or "identity" in keys))

@@ -139,6 +139,8 @@ def field_name(field: str) -> str:
         return f"meshConfig.defaultConfig.{name}"
     if group == "proxyMetadata":
         return f"meshConfig.defaultConfig.proxyMetadata.{name}"
+    if field.startswith("linkerd:"):
+        return f"Linkerd Helm value {field[len('linkerd:'):]}"
     if field.startswith("helm.proxy."):
         return f"global.proxy.{field[len('helm.proxy.'):]}"
     if field == "helm.variant":

@@ -3,13 +3,17 @@
 ## What it does
 Reports init containers that show network use (the same evidence as ML101: URLs and service names in
 env, `migrate`, `curl`, `wait-for`, `nc` in the command) when the pod gets a classic Istio sidecar.
-Init containers that run as UID 1337 are left alone, and so are pods with native sidecars.
+Init containers that run as UID 1337 are left alone, and so are pods with native sidecars. Under a
+classic Linkerd proxy the same init containers are reported (those running as the proxy's UID 2102
+are left alone).
 
 ## Why is this bad?
 Init containers run before any regular container, so before a classic sidecar exists. With Istio CNI
 their outbound traffic is already redirected to a proxy that is not listening: it is blackholed. With
 the `istio-init` container, which the injector moves last, they run unmeshed: no mTLS, so a STRICT
-server refuses them. Either way the migration or the wait fails.
+server refuses them. Either way the migration or the wait fails. Linkerd is the same: without its CNI
+plugin `linkerd-init` is appended last, so app init containers run unmeshed (no mTLS, no identity for
+a Server's authorization); with the CNI plugin they have no network at all.
 
 ## Example
 ```yaml
@@ -62,6 +66,8 @@ spec:
 ## References
 - https://istio.io/latest/docs/setup/additional-setup/cni/#compatibility-with-application-init-containers
 - istio/istio `pkg/kube/inject/webhook.go` `reorderPod` (istio-init moved last)
+- https://linkerd.io/2-edge/features/cni/ ("Allowing initContainer networking"); linkerd/linkerd2
+  `charts/patch/templates/patch.json` (linkerd-init appended; native proxy first)
 """
 
 from __future__ import annotations
@@ -69,6 +75,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh import linkerd
+from meshlint.mesh.facts.linkerdproxy import native_annotation_for
 from meshlint.mesh.istio import PROXY_UID
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -78,6 +86,9 @@ from meshlint.wording import listing
 
 @rule(code="ML102", name="init-container-network", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if workload.classic_linkerd:
+        yield from _linkerd(workload)
+        return
     if not workload.classic_sidecar:
         return
     for container in workload.app_init_containers:
@@ -90,6 +101,24 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             "classic istio-proxy sidecar starts: blackholed under Istio CNI, unmeshed (no mTLS) without it",
             "run it as UID 1337 (securityContext.runAsUser: 1337) so the proxy does not capture it, move the call "
             "into the app container, or enable native sidecars so init containers start after the proxy",
+        )
+
+
+def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
+    """Linkerd's case (reference §11.5.6): unmeshed without CNI, no network with it."""
+    proxy = workload.linkerd_proxy
+    for container in workload.app_init_containers:
+        evidence = workload.evidence(container)
+        if not evidence or container.run_as_user == linkerd.PROXY_UID:
+            continue
+        yield Issue(
+            container.position,
+            f"{container.label} uses the network ({listing(str(e) for e in evidence[:3])}) but runs before the classic "
+            f"linkerd-proxy starts ({proxy.mode}): unmeshed (no mTLS) without the Linkerd CNI plugin, "
+            "no network at all with it",
+            f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which start the proxy before "
+            f"init containers; or run it as the proxy's UID (securityContext.runAsUser: {linkerd.PROXY_UID}), which the proxy "
+            "does not capture (still without mTLS), or move the call into the app container",
         )
 
 

@@ -3,8 +3,10 @@
 ## What it does
 With `--kubernetes-version` (or `kubernetes-version:` in the config) below 1.29, reports what asks for
 native sidecars: an init container with `restartPolicy: Always`, the pod annotation
-`sidecar.istio.io/nativeSidecar: "true"`, and `ENABLE_NATIVE_SIDECARS: "true"` in istiod's settings.
-Silent when no Kubernetes version is given.
+`sidecar.istio.io/nativeSidecar: "true"`, and `ENABLE_NATIVE_SIDECARS: "true"` in istiod's settings;
+for Linkerd-meshed pods, the native-sidecar annotation (on the pod or its namespace) or Helm
+`proxy.nativeSidecar: true` that Linkerd reads as true (its injector does not check the Kubernetes
+version). Silent when no Kubernetes version is given.
 
 ## Why is this bad?
 The `SidecarContainers` feature is alpha (off by default) in 1.28 and on by default only from 1.29.
@@ -48,6 +50,7 @@ spec:
 ## References
 - KEP-753 (SidecarContainers): alpha 1.28, beta and on by default 1.29, GA 1.33
 - https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/
+- linkerd/linkerd2 commit 009a25fa3 (native sidecars "require Kubernetes v1.29 or later"; no version check in the injector)
 """
 
 from __future__ import annotations
@@ -56,8 +59,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.facts.linkerdproxy import said
 from meshlint.mesh.istio import NATIVE_ANNOTATION, NATIVE_ENV
 from meshlint.mesh.options import at_least
+from meshlint.mesh.setting import origins
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
@@ -86,6 +91,15 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
             yield Issue(env.pos, f"ENABLE_NATIVE_SIDECARS=true makes istiod inject native sidecars, but {_why(version)}", HELP)
         return
     template = subject.template
+    native = subject.linkerd_proxy.native if subject.linkerd and subject.linkerd_proxy.injected is None else None
+    if native is not None and native.value and native.origin is not None:
+        # Asked for by an annotation or a Helm value: Linkerd's injector renders it whatever the cluster runs.
+        yield Issue(
+            subject.point_at(native),
+            f"{said(native)} asks Linkerd ({subject.linkerd_proxy.assumed}) for a native proxy sidecar, but {_why(version)}",
+            "upgrade to Kubernetes 1.29 or later first, or keep the classic proxy (remove the annotation, Helm proxy.nativeSidecar: false)",
+            related=origins(native),
+        )
     for container in template.init_containers:
         if container.is_native_sidecar:
             yield Issue(container.restart_policy_position, f"{container.label} is a native sidecar (restartPolicy: Always), but {_why(version)}", HELP)

@@ -7,7 +7,7 @@ each with `/len`, no spaces; `*` only in the include list), the port lists of `i
 `excludeInboundPorts` and `excludeOutboundPorts` (single ports, no ranges), `status.sidecar.istio.io/port`,
 and `sidecar.istio.io/interceptionMode` (`REDIRECT`, `TPROXY` or `NONE`). Also `sidecar.istio.io/inject`
 and `sidecar.istio.io/nativeSidecar` values other than `"true"` and `"false"`, and any mesh annotation
-or label (an `istio.io` key, or `istio-injection`) whose value is not a string.
+or label (an `istio.io` or `linkerd.io` key, or `istio-injection`) whose value is not a string.
 
 ## Why is this bad?
 The injector refuses a pod with a malformed interception annotation, and its webhook fails closed:
@@ -131,7 +131,7 @@ def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Nod
     """Mesh labels and annotations whose YAML value is a boolean or a number, not a string."""
     for field, values in (("labels", labels), ("annotations", annotations)):
         for key, node in values.items():
-            if ("istio.io/" not in key and key != "istio-injection") or node.value is None or isinstance(node.value, str):
+            if ("istio.io/" not in key and "linkerd.io/" not in key and key != "istio-injection") or node.value is None or isinstance(node.value, str):
                 continue
             written = node.raw if node.raw is not None else str(node.value)
             kind = "boolean" if isinstance(node.value, bool) else "number" if isinstance(node.value, (int, float)) else "mapping or list"

@@ -75,7 +75,7 @@ class CommandModel:
     @cached_property
     def shutdown_calls(self) -> list[QuitCall]:
         """Calls to Istio's /quitquitquit or Linkerd's /shutdown (with scuttle and linkerd-await)."""
-        if not any(marker in text for text in self._texts() for marker in QUIT_MARKERS):
+        if not self.mentions(*QUIT_MARKERS):
             return []
         from meshlint.mesh.facts import quitcalls
 
@@ -115,6 +115,11 @@ class CommandModel:
         from meshlint.mesh.facts.prestop import prestop_sleep
 
         return prestop_sleep(self.container, self.pre_stop)
+
+    def mentions(self, *markers: str) -> bool:
+        """Does any of the texts a command is read from contain one of `markers`? (Cheap: a reader
+        that needs one of them is not loaded, nor the script parsed, when none is there.)"""
+        return any(marker in text for text in self._texts() for marker in markers)
 
     def _texts(self) -> list[str]:
         """The container's argv, literal env values and Argo source: where a quit call is written."""
