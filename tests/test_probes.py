@@ -67,9 +67,14 @@ def test_probe_rewrite_pod_over_helm_over_default(annotations, helm, istio, on, 
     assert (setting.value, setting.note) == (on, note)
 
 
-def test_an_injected_manifest_keeps_its_probes_as_written():
-    setting = rewrite(template_of('{sidecar.istio.io/rewriteAppHTTPProbers: "true"}', PROXY), None, None)
+def test_an_injected_manifest_keeps_its_probes_as_written_unless_a_webhook_injects_it_again():
+    template = template_of('{sidecar.istio.io/rewriteAppHTTPProbers: "true"}', PROXY)
+    setting = rewrite(template, None, None)
     assert (setting.value, setting.origin.line if setting.origin else None) == (False, 14)
+    assert rewrite(template, None, None, reinjected=True).value is True
+    # Without istio-init (or istio-validation) an injected pod captures nothing: proxyless gRPC's agent.
+    view = build_view(MeshContext(), template)
+    assert (view.inbound_captured(8080), view.no_capture.note) == (False, "the injected manifest has no istio-init or istio-validation container")
 
 
 @pytest.mark.parametrize(
@@ -98,6 +103,8 @@ def test_which_probes_the_agent_takes_over(action, istio, expected):
         ('{traffic.sidecar.istio.io/includeInboundPorts: ""}', {8080: False}),
         ("{sidecar.istio.io/interceptionMode: NONE}", {8080: False}),
         ('{traffic.sidecar.istio.io/excludeInboundPorts: "80-90"}', {8080: False}),  # rejected: no pod at all
+        ("{inject.istio.io/templates: grpc-agent}", {8080: False}),  # proxyless gRPC: no iptables
+        ('{inject.istio.io/templates: "sidecar,custom"}', {8080: True}),
     ],
 )
 def test_inbound_ports_the_sidecar_captures(annotations, captured):

@@ -7,6 +7,8 @@ PROXY_CONTAINER = "istio-proxy"
 # (grpc-bootstrap-init comes with the proxyless-gRPC `grpc-agent` template).
 INJECTED_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation", PROXY_CONTAINER, "enable-core-dump", "grpc-bootstrap-init"))
 PROXY_UID = 1337
+# The init containers that set up a sidecar's traffic capture: iptables, or CNI's check of its rules.
+CAPTURE_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation"))
 
 PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
 INJECT = "sidecar.istio.io/inject"

@@ -17,16 +17,18 @@ from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.injection import Namespace, injected_proxy
+from meshlint.mesh.injection import Namespace, decide, injected_proxy
 from meshlint.mesh.istio import (
     ALWAYS_EXCLUDED_INBOUND,
     ARGO_KILL_COMMAND_ANNOTATION,
+    CAPTURE_INIT_CONTAINERS,
     DATAPLANE_MODE,
     DEFAULT_DRAIN,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MINIMUM_DRAIN,
     DISTROLESS,
     EXIT_ON_ZERO,
+    GATEWAY_TEMPLATES_ANNOTATION,
     GO_TRUE,
     INJECTED_INIT_CONTAINERS,
     INTERCEPTION_MODE,
@@ -271,7 +273,9 @@ class WorkloadView:
         """Whether the injector hands this pod's probes to the agent, and what decided it (reference §15)."""
         from meshlint.mesh.facts.probes import rewrite  # only runs whose pods have probes read them
 
-        return rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio)
+        # kube-inject output in a namespace the webhook injects is injected again, probes rewritten anew.
+        reinjected = self.injected_proxy is not None and decide(self.template, self.namespace, self.options, self.mesh.revision_of).injects is True
+        return rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio, reinjected)
 
     @cached_property
     def probes(self) -> list[Probe]:
@@ -298,11 +302,25 @@ class WorkloadView:
                 found.append((probe, why))
         return found
 
+    @cached_property
+    def no_capture(self) -> Setting[Any] | None:
+        """Why the pod gets no traffic capture at all, if it gets none: interception mode NONE, injection
+        templates without `sidecar` (proxyless gRPC's `grpc-agent` and `grpc-simple`, a custom one), or an
+        injected manifest without Istio's capture init container (istio-init, or istio-validation with CNI)."""
+        if self.interception_mode.value == "NONE":
+            return self.interception_mode
+        templates = self.template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
+        if templates is not None and "sidecar" not in [t.strip() for t in (templates.text or "").split(",")]:
+            return Setting(templates.text, templates.pos, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" injects no sidecar template', local=True)
+        if self.injected_proxy is not None and not any(c.name in CAPTURE_INIT_CONTAINERS for c in self.template.init_containers):
+            return Setting(None, self.injected_proxy.position, "the injected manifest has no istio-init or istio-validation container")
+        return None
+
     def inbound_captured(self, port: int) -> bool:
-        """Does istio-proxy capture inbound connections to this port? Not with interception mode NONE,
-        not for Istio's own ports, and only as includeInboundPorts and excludeInboundPorts say (a value
-        the injector rejects captures nothing: the pod is never created)."""
-        if self.interception_mode.value == "NONE" or port in ALWAYS_EXCLUDED_INBOUND:
+        """Does istio-proxy capture inbound connections to this port? Not without capture at all, not for
+        Istio's own ports, and only as includeInboundPorts and excludeInboundPorts say (a value the
+        injector rejects captures nothing: the pod is never created)."""
+        if self.no_capture is not None or port in ALWAYS_EXCLUDED_INBOUND:
             return False
         include, exclude = self.interception["includeInboundPorts"].parsed, self.interception["excludeInboundPorts"].parsed
         if include.problem is not None or exclude.problem is not None:

@@ -66,13 +66,17 @@ def _port(container: Container, node: Node | None) -> int | None:
     return None
 
 
-def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: Version | None) -> Setting[bool]:
-    """Does the injector rewrite this pod's probes? An injected manifest's probes stand as written; else
-    the pod annotation (`strconv.ParseBool`; a value it cannot parse falls back), else Helm
-    `sidecarInjectorWebhook.rewriteAppHTTPProbe`, else the default: on since Istio 1.6 (reference §15.1)."""
+def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: Version | None, reinjected: bool = False) -> Setting[bool]:
+    """Does the injector rewrite this pod's probes? An injected manifest's probes stand as written,
+    unless a webhook injects it again (`reinjected`: its namespace or labels ask for injection; the
+    webhook then merges and rewrites anew); else the pod annotation (`strconv.ParseBool`; a value it
+    cannot parse falls back), else Helm `sidecarInjectorWebhook.rewriteAppHTTPProbe`, else the
+    default: on since Istio 1.6 (reference §15.1)."""
     proxy = injected_proxy(template)
-    if proxy is not None:
-        return Setting(False, proxy.position, "the manifest is already injected, so its probes are the ones the kubelet runs")
+    if proxy is not None and not reinjected:
+        return Setting(
+            False, proxy.position, "the manifest is already injected and nothing in the run has a webhook inject it again, so its probes are the ones the kubelet runs"
+        )
     node = template.annotations().get(REWRITE_PROBES_ANNOTATION)
     if node is not None and (node.text in GO_TRUE or node.text in GO_FALSE):
         return Setting(node.text in GO_TRUE, node.pos, f'{REWRITE_PROBES_ANNOTATION}: "{node.text}"', local=True)
