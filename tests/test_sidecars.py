@@ -46,6 +46,12 @@ def test_a_sidecar_without_egress_imports_everything():
     assert sidecar(hosts=None).imports("billing", "payments", 80) is not None
 
 
+def test_dot_is_the_proxy_namespace_so_the_root_default_imports_each_namespace_own_services():
+    root = sidecar(namespace="istio-system", hosts=("./*", "istio-system/*"))
+    assert root.imports("billing", "payments", 80, proxy_namespace="billing") is not None
+    assert root.imports("billing", "payments", 80, proxy_namespace="shop") is None
+
+
 WEB = Place("/repo/apps/web/deploy.yaml", "/repo/apps/web")
 
 

@@ -56,9 +56,12 @@ class SidecarConfig(NamedTuple):
     def selects(self, labels: dict[str, str]) -> bool:
         return self.selector is not None and all(labels.get(k) == v for k, v in self.selector.items())
 
-    def imports(self, namespace: str, name: str, port: int | None) -> Setting[str] | None:
-        """The egress host entry that imports Service `name` of `namespace` (on `port`, when known), or
-        None. A Sidecar without egress imports everything, cited as its own position."""
+    def imports(self, namespace: str, name: str, port: int | None, proxy_namespace: str | None = None) -> Setting[str] | None:
+        """The egress host entry that imports Service `name` of `namespace` (on `port`, when known) for a
+        proxy of `proxy_namespace` (by default the Sidecar's own), or None. `.` is the proxy's namespace:
+        the root namespace's default Sidecar imports each namespace's own Services with `./*`
+        (`convertToSidecarScope` resolves it per proxy namespace). A Sidecar without egress imports
+        everything, cited as its own position."""
         if not self.egress:
             return Setting("*/* (no egress listeners)", self.position)
         fqdn = f"{name}.{namespace}.svc.{CLUSTER_DOMAIN}"
@@ -66,7 +69,7 @@ class SidecarConfig(NamedTuple):
             if listener.port is not None and port is not None and listener.port != port:
                 continue
             for entry in listener.hosts:
-                if _matches(entry.value, self.namespace, namespace, name, fqdn):
+                if _matches(entry.value, self.namespace if proxy_namespace is None else proxy_namespace, namespace, name, fqdn):
                     return entry
         return None
 
@@ -115,7 +118,7 @@ def read_sidecar(resource: Resource, place: Place) -> SidecarConfig | None:
     )
 
 
-def _matches(entry: str, sidecar_namespace: str, namespace: str, name: str, fqdn: str) -> bool:
+def _matches(entry: str, own_namespace: str, namespace: str, name: str, fqdn: str) -> bool:
     """Does the egress host `namespace/dnsName` import the Service (`pilot/pkg/model/sidecar.go`)?"""
     if entry.count("/") != 1:
         return False  # istiod logs and skips it
@@ -125,7 +128,7 @@ def _matches(entry: str, sidecar_namespace: str, namespace: str, name: str, fqdn
         # no Service has before: either way it imports nothing.
         return False
     if ns == ".":
-        ns = sidecar_namespace
+        ns = own_namespace
     if ns not in ("*", namespace):
         return False
     dns = dns.lower().rstrip(".")

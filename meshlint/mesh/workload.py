@@ -491,7 +491,7 @@ def _matters(field: str, view: WorkloadView) -> bool:
         return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
     if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode
         sidecar = view.sidecar_scope.sidecar if view.istio_sidecar and view.mesh.sidecars else None
-        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(d.namespace, d.service, d.port) is None for d in view.dependencies)
+        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(d.namespace, d.service, d.port, view.owner.namespace) is None for d in view.dependencies)
     return field != DISCOVERY_SELECTORS  # read for Namespaces (ML601), never for a workload
 
 

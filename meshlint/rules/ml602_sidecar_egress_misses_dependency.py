@@ -131,7 +131,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     reported: set[tuple[str, str]] = set()
     for dependency in workload.dependencies:
         name, namespace, evidence = dependency.service, dependency.namespace, dependency.evidence
-        if (name, namespace) in reported or sidecar.imports(namespace, name, dependency.port) is not None:
+        if (name, namespace) in reported or sidecar.imports(namespace, name, dependency.port, workload.owner.namespace) is not None:
             continue
         reported.add((name, namespace))  # once a Service, where it is first named
         service = ctx.mesh.service(name, namespace)
