@@ -424,7 +424,8 @@ def rules_command(fmt: str) -> None:
         return
     width = max(len(r.name) for r in rules)
     for r in rules:
-        click.echo(f"{r.code:<6} {r.name:<{width}}  {r.severity!s:<7}  {r.summary}")
+        opt_in = "" if r.default_enabled else " (off by default: select it to run it)"
+        click.echo(f"{r.code:<6} {r.name:<{width}}  {r.severity!s:<7}  {r.summary}{opt_in}")
 
 
 @main.command()

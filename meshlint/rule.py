@@ -59,6 +59,9 @@ class Rule:
     kinds: frozenset[str] | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # JSON Schema per option, with "default"
     fix: str = ""  # one of FIX_KINDS
+    # False: an opt-in rule, run only when a `select`/`extend-select` entry names it (code, name,
+    # prefix or ALL), never by default (a finding most repositories should not get unasked).
+    default_enabled: bool = True
 
     @property
     def summary(self) -> str:
@@ -82,6 +85,7 @@ def rule(
     kinds: Iterable[str] | None = None,
     options: dict[str, dict[str, Any]] | None = None,
     fix: str = "",
+    default_enabled: bool = True,
 ) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]:
     """Declare a check function as a rule; the documentation is the docstring of its module."""
 
@@ -98,6 +102,7 @@ def rule(
             kinds=frozenset(kinds) if kinds is not None else None,
             options=dict(options or {}),
             fix=fix,
+            default_enabled=default_enabled,
         )
 
     return wrap

@@ -43,7 +43,8 @@ def fix_line(rule: Rule) -> str:
 
 
 def explain(rule: Rule, color: bool = False) -> str:
-    head = f"{rule.code} {rule.name} (default severity: {rule.severity})"
+    opt_in = "" if rule.default_enabled else ", off by default"
+    head = f"{rule.code} {rule.name} (default severity: {rule.severity}{opt_in})"
     text = f"{head}\n{fix_line(rule)}\n\n{body(rule)}\n"
     return _colorize(text, head) if color else text
 
@@ -75,10 +76,12 @@ def markdown(rules: Sequence[Rule]) -> str:
         "|---|---|---|---|---|",
     ]
     for rule in rules:
-        out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {rule.severity} | {rule.fix} | {_cell(rule.summary)} |")
+        severity = f"{rule.severity}" if rule.default_enabled else f"{rule.severity}, off by default"
+        out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {severity} | {rule.fix} | {_cell(rule.summary)} |")
     for rule in rules:
         lines = body(rule).splitlines()
-        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**. {fix_line(rule)}", ""]
+        opt_in = "" if rule.default_enabled else f" Off by default: it runs only when `select` or `extend-select` names it (`{rule.code}`, `{rule.name}`, a prefix of its code, or `ALL`)."
+        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**.{opt_in} {fix_line(rule)}", ""]
         out += [lines[0], *_demote(lines[1:])]
         for key, spec in sorted(rule.options.items()):
             default = json.dumps(spec.get("default"))

@@ -69,6 +69,9 @@ def test_non_workloads_have_no_pod_template():
         ('{"apiVersion": "v1", "kind": "Namespace"}\n', True),
         ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", False),
         ("kind: PodList\nitems: []\n", True),
+        ("apiVersion: networking.istio.io/v1\nkind: Sidecar\n", True),  # Sidecar scoping (ML601-ML604)
+        ("apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\n", False),
+        ("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\n", False),  # checked as written, not context
     ],
 )
 def test_first_pass_picks_the_documents_that_can_hold_mesh_context(text, expected):

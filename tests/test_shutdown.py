@@ -182,3 +182,73 @@ def test_proxy_exits_before_app_help_raises_the_grace_period_when_the_drain_cann
         "raise terminationGracePeriodSeconds (now 15) above 20s plus the app's shutdown time, "
         "then terminationDrainDuration above the sleep and below the new grace period; "
     )
+
+
+SLEEP_ACTION = """apiVersion: v1
+kind: Pod
+metadata: {{name: web}}
+spec:
+  containers:
+    - name: web
+      image: web
+      lifecycle:
+        preStop:
+          sleep: {{seconds: {seconds}}}
+"""
+
+
+@pytest.mark.parametrize(
+    "version, seconds, what, help_text",
+    [
+        (
+            "1.29",
+            10,
+            "Kubernetes 1.29 drops the preStop sleep action without an error (the PodLifecycleSleepAction gate is alpha and off "
+            "in 1.29, on from 1.30): the pod gets SIGTERM at once, while its endpoints are still being removed, and requests "
+            "still routed to it fail",
+            'use an exec hook (`exec: {command: ["sleep", "10"]}`, which needs a sleep binary in the image), or target Kubernetes 1.30 or later',
+        ),
+        (
+            "1.31",
+            0,
+            "Kubernetes 1.31 rejects the pod: a zero-second sleep needs the PodLifecycleSleepActionAllowZero gate, on by default "
+            "from 1.33 (before, the seconds must be greater than 0)",
+            "remove the zero-second sleep, which waits for nothing",
+        ),
+    ],
+)
+def test_prestop_sleep_unsupported_whole_findings(tmp_path, version, seconds, what, help_text):
+    report = lint_text(tmp_path, SLEEP_ACTION.format(seconds=seconds), {"kubernetes-version": version})
+    assert [(f.code, str(f.severity), f.line, f.column, f.message, f.help) for f in report.findings if f.code == "ML304"] == [
+        ("ML304", "error", 10, 28, f"container 'web' preStop `sleep: {{seconds: {seconds}}}`: {what}", help_text)
+    ]
+    assert [f.code for f in lint_text(tmp_path, SLEEP_ACTION.format(seconds=seconds), {"kubernetes-version": "1.33"}).findings if f.code == "ML304"] == []
+
+
+def test_drain_setting_ignored_native_whole_finding(tmp_path):
+    text = """apiVersion: v1
+kind: Pod
+metadata:
+  name: api
+  annotations:
+    sidecar.istio.io/nativeSidecar: "true"
+    proxy.istio.io/config: '{"terminationDrainDuration": "45s"}'
+spec:
+  terminationGracePeriodSeconds: 60
+  containers: [{name: api, image: api}]
+"""
+    path = tmp_path / "manifest.yaml"
+    report = lint_text(tmp_path, text, MESHED)
+    assert [(f.code, str(f.severity), f.line, f.column, f.message, f.help) for f in report.findings if f.code == "ML305"] == [
+        (
+            "ML305",
+            "info",
+            7,
+            58,
+            f"terminationDrainDuration 45s ({path}:7) is ignored: istio-proxy runs as a native sidecar "
+            f"(sidecar.istio.io/nativeSidecar annotation, {path}:6); its injected preStop starts the drain when the pod begins "
+            "terminating (Istio 1.21+), and the agent exits at once on the SIGTERM that follows the app's exit, so the setting "
+            "is never waited on",
+            "remove it; terminationGracePeriodSeconds (now 60) is what bounds the shutdown of the app and its proxy together",
+        )
+    ]

@@ -22,7 +22,14 @@ from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.model.kinds import (
+    DECLARATION_KINDS,
+    HELM_VALUES,
+    MESH_CONFIG_KINDS,
+    MESH_CONTEXT_KINDS,
+    POLICY_KINDS,
+    WORKLOAD_KINDS,
+)
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
@@ -313,7 +320,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
         if not found:
             summary.skipped_documents += 1
         for resource in found:
-            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
+            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS or resource.kind in POLICY_KINDS:
                 resources.append(ResourceSubjects(resource, plan.mesh, governed.options))
             else:
                 summary.skipped_documents += 1

@@ -23,7 +23,9 @@ def selects(rule: Rule, selector: str) -> bool:
 
 
 def active_rules(rules: list[Rule], config: Config) -> list[Rule]:
-    """(`select`, default all, plus `extend-select`) minus (`ignore` plus `extend-ignore`)."""
+    """(`select`, default all but the opt-in rules, plus `extend-select`) minus (`ignore` plus
+    `extend-ignore`). An opt-in rule runs only when a selector names it: its code, name, a prefix
+    of its code, or ALL."""
     _check_rule_keys(rules, config)
     ignore = config.ignore + config.extend_ignore
     for selector in (config.select or ()) + config.extend_select + ignore:
@@ -31,7 +33,8 @@ def active_rules(rules: list[Rule], config: Config) -> list[Rule]:
             raise ConfigError(f"unknown rule selector {selector!r}: not a rule code, code prefix or rule name")
     chosen = []
     for rule in rules:
-        selected = config.select is None or any(selects(rule, s) for s in config.select + config.extend_select)
+        by_default = config.select is None and rule.default_enabled
+        selected = by_default or any(selects(rule, s) for s in (config.select or ()) + config.extend_select)
         if selected and not any(selects(rule, s) for s in ignore):
             chosen.append(rule)
     return chosen

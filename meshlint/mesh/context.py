@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.envsources import EnvSources
@@ -28,11 +28,15 @@ from meshlint.mesh.linkerd import LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sources import MeshSource, mesh_source
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, mesh_source
 from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES, LINKERD_SERVER, MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
+from meshlint.model.selectors import selects
 from meshlint.source.document import Node
+
+if TYPE_CHECKING:
+    from meshlint.mesh.sidecars import SidecarConfig, SidecarScope
 
 HOLD = "holdApplicationUntilProxyStarts"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
@@ -49,6 +53,7 @@ class ServiceTargets(NamedTuple):
     namespace: str
     selector: tuple[tuple[str, str | None], ...]
     targets: tuple[tuple[Any, Position], ...]  # targetPort (number or port name), or the port itself
+    position: Position | None = None  # its metadata.name
 
 
 class PeerAuthentication(NamedTuple):
@@ -89,6 +94,7 @@ class MeshSettings:
 
     def __init__(self, resolved: dict[str, Setting[Any]], conflicts: list[Conflict]) -> None:
         self.conflicts = conflicts
+        self._resolved = resolved
         self.sourced = bool(resolved) or bool(conflicts)  # False: every field is Istio's built-in default
         self.default_config: dict[str, Setting[Any]] = {}
         self.default_proxy_metadata: dict[str, Setting[Any]] = {}
@@ -107,6 +113,7 @@ class MeshSettings:
             elif key.startswith("helm.proxy."):
                 self.helm_proxy[key[len("helm.proxy.") :]] = setting
         self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
+        self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
         self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
 
@@ -125,6 +132,18 @@ class MeshSettings:
         """Helm global.proxy.lifecycle when it is set: it replaces the injected hold hook (reference §1.3)."""
         setting = self.helm_proxy.get("lifecycle")
         return setting if setting is not None and setting.value else None
+
+    @property
+    def outbound_traffic_policy(self) -> Setting[Any] | None:
+        """MeshConfig outboundTrafficPolicy.mode when a source sets it (ALLOW_ANY by default)."""
+        setting = self._resolved.get(OUTBOUND_POLICY)
+        return setting if setting is not None and isinstance(setting.value, str) else None
+
+    @property
+    def discovery_selectors(self) -> Setting[Any] | None:
+        """MeshConfig discoverySelectors when a source sets a non-empty list (empty: every namespace)."""
+        setting = self._resolved.get(DISCOVERY_SELECTORS)
+        return setting if setting is not None and isinstance(setting.value, list) and setting.value else None
 
     @property
     def mesh_wide_hold(self) -> Setting[Any] | None:
@@ -147,6 +166,7 @@ class MeshContext:
         self.claims: dict[tuple[str, str], list[Claim]] = {}  # (revision, field) -> what sources say
         self.namespaces: dict[str, list[tuple[Namespace, Place]]] = {}
         self.peer_authentications: list[PeerAuthentication] = []
+        self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
@@ -174,6 +194,12 @@ class MeshContext:
             self.services.setdefault(service.namespace, []).append(service)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
+        elif kind == "Sidecar":
+            from meshlint.mesh.sidecars import read_sidecar  # a run without Sidecars never loads their reader
+
+            sidecar = read_sidecar(resource, where)
+            if sidecar is not None:
+                self.sidecars.append(sidecar)
         elif kind == "MutatingWebhookConfiguration":
             self._note_tag(resource)
         elif kind == LINKERD_HELM_VALUES:
@@ -335,6 +361,42 @@ class MeshContext:
                         mode = port_mode
         return mode, conflicts
 
+    def sidecar_scope(self, namespace: str, labels: dict[str, str] | None, place: Place, root: str | None = None) -> SidecarScope:
+        """The Sidecar that scopes a proxy of `namespace` with these pod labels at `place` (labels None:
+        what the namespace as a whole gets), reference §13.2."""
+        from meshlint.mesh.sidecars import scope_of
+
+        return scope_of(self.sidecars, namespace, labels, place, root if root is not None else self.options.root_namespace)
+
+    def sidecar_clashes(self, sidecar: SidecarConfig) -> list[SidecarConfig]:
+        """The other Sidecars applied with this one (read from the same resource) that match every pod
+        it matches: the ambiguity of reference §13.2 that needs no pod to show."""
+        from meshlint.mesh.sidecars import clashes
+
+        placed = next((s for s in self.sidecars if s.position == sidecar.position), sidecar)
+        return clashes(self.sidecars, placed)
+
+    def discovered(self, namespace: str, place: Place, revision: str = "") -> bool | None:
+        """Does istiod process this namespace, as MeshConfig discoverySelectors say at `place` (none set:
+        every namespace)? None when selectors are set and the run holds no Namespace to match them to."""
+        selectors = self.settings_at(place, revision).discovery_selectors
+        if selectors is None:
+            return True
+        found, _ = self.namespace_at(namespace, place)
+        if found is None:
+            return None
+        labels = {k: v.text or "" for k, v in found.labels.items()}
+        return any(selects(selector, labels) for selector in selectors.value)
+
+    def service_count(self, place: Place, revision: str = "") -> int:
+        """How many Services of the run a proxy at `place` is sent: those of namespaces istiod processes
+        (a Service whose namespace discoverySelectors may leave out is not counted)."""
+        return sum(len(found) for namespace, found in self.services.items() if self.discovered(namespace, place, revision))
+
+    def service(self, name: str, namespace: str) -> ServiceTargets | None:
+        """The Service `name` of `namespace`, if the run holds it."""
+        return next((s for s in self.services.get(namespace, ()) if s.name == name), None)
+
     def decided_by(self, file: str, place: Place) -> tuple[bool, frozenset[str]]:
         """What the sources in `file` decide, or help decide, for a workload at `place` (§W2.6): whether
         any mesh-wide field or revision, and the namespaces whose definition or policy they give."""
@@ -378,7 +440,8 @@ def _service_targets(resource: Resource) -> ServiceTargets:
     for port in spec.get("ports").elements():
         target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
         targets.append((target.value, target.pos))
-    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets))
+    name = resource.root.path("metadata", "name")
+    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
 
 
 def _linkerd_server(resource: Resource) -> LinkerdServer:

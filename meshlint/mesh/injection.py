@@ -74,7 +74,8 @@ def decide(template: PodTemplate, namespace: Namespace | None, options: MeshOpti
     if namespace is not None:
         ns_inject = namespace.labels.get(NAMESPACE_INJECTION_LABEL)
         ns_rev = namespace.labels.get(REV_LABEL)
-        ambient = ambient or _text(namespace.labels.get(DATAPLANE_MODE)) == "ambient"
+        # istio-cni enrols an ambient namespace's pods unless the pod opts out with `none` (§16.2).
+        ambient = ambient or (_text(namespace.labels.get(DATAPLANE_MODE)) == "ambient" and _text(labels.get(DATAPLANE_MODE)) != "none")
         if ns_inject is not None:
             injects = _text(ns_inject) == "enabled" and pod_value != "false"
             decision = IstioDecision(injects, f"namespace {name} has {NAMESPACE_INJECTION_LABEL}={_text(ns_inject)}", ns_inject.pos, revision=default)

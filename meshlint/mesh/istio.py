@@ -7,6 +7,8 @@ PROXY_CONTAINER = "istio-proxy"
 # (grpc-bootstrap-init comes with the proxyless-gRPC `grpc-agent` template).
 INJECTED_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation", PROXY_CONTAINER, "enable-core-dump", "grpc-bootstrap-init"))
 PROXY_UID = 1337
+# The init containers that set up a sidecar's traffic capture: iptables, or CNI's check of its rules.
+CAPTURE_INIT_CONTAINERS = frozenset(("istio-init", "istio-validation"))
 
 PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
 INJECT = "sidecar.istio.io/inject"
@@ -16,6 +18,7 @@ INTERCEPTION_MODE = "sidecar.istio.io/interceptionMode"
 INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
 REV_LABEL = "istio.io/rev"
+CLUSTER_DOMAIN = "cluster.local"  # Kubernetes' default; Service FQDNs are name.namespace.svc.<domain>
 NAMESPACE_INJECTION_LABEL = "istio-injection"
 # Labels the webhooks read from Namespaces only (on a pod they do nothing).
 NAMESPACE_ONLY_LABELS = (NAMESPACE_INJECTION_LABEL,)
@@ -36,6 +39,8 @@ EXIT_ON_ZERO = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS"
 MINIMUM_DRAIN = "MINIMUM_DRAIN_DURATION"
 NATIVE_ENV = "ENABLE_NATIVE_SIDECARS"
 GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool
+GO_FALSE = frozenset(("0", "f", "F", "FALSE", "false", "False"))
+REWRITE_PROBES_ANNOTATION = "sidecar.istio.io/rewriteAppHTTPProbers"
 
 
 def is_pod_key(key: str) -> bool:

@@ -25,6 +25,12 @@ MESH_CONFIGMAP = "istio"
 # complete MeshConfig that omits one of them says it is the default.
 PROXY_FIELDS_READ = ("holdApplicationUntilProxyStarts", "terminationDrainDuration", "interceptionMode")
 PROXY_METADATA_READ = (EXIT_ON_ZERO, MINIMUM_DRAIN)
+MESH_FIELDS_READ = ("outboundTrafficPolicy.mode", "discoverySelectors")  # MeshConfig's own, by dotted path
+# Helm values outside global.proxy that the workload view reads, by their dotted path.
+HELM_VALUES_READ = ("sidecarInjectorWebhook.rewriteAppHTTPProbe",)
+# The claimed fields of these, as the mesh context names them.
+OUTBOUND_POLICY, DISCOVERY_SELECTORS = (f"mesh.{name}" for name in MESH_FIELDS_READ)
+REWRITE_PROBES = f"helm.{HELM_VALUES_READ[0]}"
 HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(knob.helm for knob in KNOBS.values())))
 DEFAULT_REVISIONS = frozenset(("", "default"))
 
@@ -73,9 +79,17 @@ class MeshSource:
                     found += [(f"proxyMetadata.{key}", Setting(value.text, value.pos)) for key, value in node.items() if key in PROXY_METADATA_READ]
                 elif name in PROXY_FIELDS_READ:
                     found.append((f"proxy.{name}", Setting.of(node)))
+        if self.mesh_config is not None:
+            for name in MESH_FIELDS_READ:
+                node = self.mesh_config.path(*name.split("."))
+                if node.exists:
+                    found.append((f"mesh.{name}", Setting.of(node)))
         if self.complete:
             anchor = self.mesh_config.pos if self.mesh_config is not None else self.resource.root.pos
             named = {key for key, _ in found}
+            for name in MESH_FIELDS_READ:
+                if f"mesh.{name}" not in named:
+                    found.append((f"mesh.{name}", Setting(None, anchor, "the default")))
             for name in PROXY_FIELDS_READ:
                 if f"proxy.{name}" not in named:
                     found.append((f"proxy.{name}", Setting(None, anchor, "the default")))
@@ -93,6 +107,10 @@ class MeshSource:
             found.append((f"env.{NATIVE_ENV}", Setting((node.text or "").strip().lower(), node.pos)))
         if self.compatibility_version is not None:
             found.append(("compatibilityVersion", Setting(self.compatibility_version.text, self.compatibility_version.pos)))
+        for dotted in HELM_VALUES_READ:
+            value = self.helm_values.path(*dotted.split(".")) if self.helm_values is not None else None
+            if value is not None and value.exists:
+                found.append((f"helm.{dotted}", Setting.of(value)))
         variant = self.helm_values.path("global", "variant") if self.helm_values is not None else None
         if variant is not None and variant.exists:
             found.append(("helm.variant", Setting(variant.text, variant.pos)))

@@ -5,25 +5,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh import ambient
 from meshlint.mesh import linkerd as linkerd_names
-from meshlint.mesh.classification import ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
+from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.injection import Namespace, injected_proxy
+from meshlint.mesh.injection import Namespace, decide, injected_proxy
 from meshlint.mesh.istio import (
+    ALWAYS_EXCLUDED_INBOUND,
     ARGO_KILL_COMMAND_ANNOTATION,
+    CAPTURE_INIT_CONTAINERS,
+    DATAPLANE_MODE,
     DEFAULT_DRAIN,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MINIMUM_DRAIN,
     DISTROLESS,
     EXIT_ON_ZERO,
+    GATEWAY_TEMPLATES_ANNOTATION,
     GO_TRUE,
     INJECTED_INIT_CONTAINERS,
     INTERCEPTION_MODE,
@@ -37,7 +42,8 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions, Versions, at_least
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
-from meshlint.model.pod import Container, PodTemplate
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES
+from meshlint.model.pod import PROBE_ROLES, Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
@@ -47,9 +53,22 @@ if TYPE_CHECKING:
     from meshlint.mesh.facts.linkerdcalls import LinkerdCall
     from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
     from meshlint.mesh.facts.prestop import PreStopSleep
+    from meshlint.mesh.facts.probes import Probe
     from meshlint.mesh.facts.quitcalls import QuitCall
+    from meshlint.mesh.sidecars import SidecarScope
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
+
+
+class Dependency(NamedTuple):
+    """A Service of the mesh a pod calls, and the evidence that names it."""
+
+    service: str
+    namespace: str
+    port: int | None
+    evidence: Evidence
+
+
 HOLD = "holdApplicationUntilProxyStarts"
 
 
@@ -95,6 +114,11 @@ class WorkloadView:
     @property
     def linkerd(self) -> bool:
         return self.classification.mesh == LINKERD
+
+    @property
+    def istio_ambient(self) -> bool:
+        """Enrolled in ambient mode: ztunnel on its node carries its traffic, no sidecar."""
+        return self.classification.mesh == ISTIO_AMBIENT
 
     @property
     def classic_sidecar(self) -> bool:
@@ -242,6 +266,93 @@ class WorkloadView:
             return Setting(parse_duration(DEFAULT_MINIMUM_DRAIN), None)
         return setting.derived(parse_duration(setting.value))
 
+    # --- probes ------------------------------------------------------------------------------------
+
+    @cached_property
+    def probe_rewrite(self) -> Setting[bool]:
+        """Whether the injector hands this pod's probes to the agent, and what decided it (reference §15)."""
+        from meshlint.mesh.facts.probes import rewrite  # only runs whose pods have probes read them
+
+        # kube-inject output in a namespace the webhook injects is injected again, probes rewritten anew.
+        reinjected = self.injected_proxy is not None and decide(self.template, self.namespace, self.options, self.mesh.revision_of).injects is True
+        return rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio, reinjected)
+
+    @cached_property
+    def probes(self) -> list[Probe]:
+        """The probes of the app's own containers (regular and native sidecars, not istio-proxy)."""
+        containers = [c for c in self.template.all_containers if c.name != PROXY_CONTAINER and any(c.node.get(r).exists for r in PROBE_ROLES)]
+        if not containers:
+            return []
+        from meshlint.mesh.facts.probes import probes
+
+        return [p for c in containers for p in probes(c)]
+
+    @cached_property
+    def probes_to_sidecar(self) -> list[tuple[Probe, str]]:
+        """The probes the kubelet sends to istio-proxy, each with why it is not rewritten: an Istio
+        sidecar, a probe the agent does not take over, on a port the sidecar captures."""
+        if not self.istio_sidecar or not self.probes:
+            return []
+        from meshlint.mesh.facts.probes import not_rewritten
+
+        found = []
+        for probe in self.probes:
+            why = not_rewritten(probe, self.probe_rewrite, self.options.versions.istio) if probe.port is not None else None
+            if why is not None and probe.action != "exec" and probe.port is not None and self.inbound_captured(probe.port):
+                found.append((probe, why))
+        return found
+
+    @cached_property
+    def no_capture(self) -> Setting[Any] | None:
+        """Why the pod gets no traffic capture at all, if it gets none: interception mode NONE, injection
+        templates without `sidecar` (proxyless gRPC's `grpc-agent` and `grpc-simple`, a custom one), or an
+        injected manifest without Istio's capture init container (istio-init, or istio-validation with CNI)."""
+        if self.interception_mode.value == "NONE":
+            return self.interception_mode
+        templates = self.template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
+        if templates is not None and "sidecar" not in [t.strip() for t in (templates.text or "").split(",")]:
+            return Setting(templates.text, templates.pos, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" injects no sidecar template', local=True)
+        if self.injected_proxy is not None and not any(c.name in CAPTURE_INIT_CONTAINERS for c in self.template.init_containers):
+            return Setting(None, self.injected_proxy.position, "the injected manifest has no istio-init or istio-validation container")
+        return None
+
+    def inbound_captured(self, port: int) -> bool:
+        """Does istio-proxy capture inbound connections to this port? Not without capture at all, not for
+        Istio's own ports, and only as includeInboundPorts and excludeInboundPorts say (a value the
+        injector rejects captures nothing: the pod is never created)."""
+        if self.no_capture is not None or port in ALWAYS_EXCLUDED_INBOUND:
+            return False
+        include, exclude = self.interception["includeInboundPorts"].parsed, self.interception["excludeInboundPorts"].parsed
+        if include.problem is not None or exclude.problem is not None:
+            return False
+        if not include.everything:
+            return port in include.items
+        return port not in exclude.items
+
+    @cached_property
+    def native_drain(self) -> Setting[Any] | None:
+        """The native sidecar's own drain, when it is in effect: the injected preStop `pilot-agent request
+        POST drain` (Istio 1.21+), after which the agent exits at once on SIGTERM, so the drain settings
+        are never waited on (reference §14.4). Not with Helm global.proxy.lifecycle (it replaces the
+        hook), nor with status port 0 (the hook then fails)."""
+        if not self.native_sidecar:
+            return None
+        proxy = self.injected_proxy
+        if proxy is not None:
+            command = proxy.node.path("lifecycle", "preStop", "exec", "command")
+            words = [n.text or "" for n in command.elements()]
+            drains = "drain" in words and any(w.endswith("pilot-agent") for w in words)
+            return Setting(True, command.pos, "the injected istio-proxy's preStop starts its drain") if drains else None
+        if self.hold_override is not None:
+            return None
+        port = self.template.annotations().get(STATUS_PORT_ANNOTATION)
+        if port is not None and port.text == "0":
+            return None
+        istio = self.options.versions.istio
+        if istio is not None and not at_least(istio, "1.21"):
+            return None  # 1.19-1.20 native sidecars had no preStop: SIGTERM drained as for classic ones
+        return Setting(True, None, "its injected preStop starts the drain when the pod begins terminating (Istio 1.21+)")
+
     # --- traffic -----------------------------------------------------------------------------------
 
     @cached_property
@@ -254,6 +365,75 @@ class WorkloadView:
         labels = {k: v.text or "" for k, v in self.template.labels().items()}
         mode, _ = self.mesh.mtls_mode(self.owner.namespace, labels, port, self.place, self.options.root_namespace)
         return mode
+
+    # --- Sidecar scoping (reference §13) -----------------------------------------------------------
+
+    @cached_property
+    def sidecar_scope(self) -> SidecarScope:
+        """The Sidecar resource that scopes this pod's proxy (none: it holds the whole mesh's config)."""
+        labels = {k: v.text or "" for k, v in self.template.labels().items()}
+        return self.mesh.sidecar_scope(self.owner.namespace, labels, self.place, self.options.root_namespace)
+
+    @property
+    def outbound_policy(self) -> Setting[Any]:
+        """outboundTrafficPolicy.mode for this proxy: its Sidecar's, else the mesh's, else ALLOW_ANY."""
+        sidecar = self.sidecar_scope.sidecar
+        if sidecar is not None and sidecar.outbound_policy is not None:
+            return sidecar.outbound_policy
+        return self.settings.outbound_traffic_policy or Setting("ALLOW_ANY", None, "the default")
+
+    @cached_property
+    def dependencies(self) -> list[Dependency]:
+        """Services of the mesh the pod calls through its proxy, read from the startup evidence of the
+        containers whose traffic the proxy carries (init containers only with a native proxy): a cluster
+        DNS name (`orders.shop.svc.cluster.local`), or a short name (`orders`, `orders.shop`) that a
+        Service in the run answers to. Names no Service of the run answers to are left out."""
+        from meshlint.mesh.facts import addresses
+
+        found = []
+        for container in self.template.all_containers:
+            if container.name in INJECTED_INIT_CONTAINERS or (container.init and not (container.is_native_sidecar or self.native_sidecar)):
+                continue
+            for evidence in self.commands(container).startup_calls:
+                address = addresses.parse(evidence.target) if evidence.target else None
+                service = self._service_for(address.host.lower().rstrip(".")) if address is not None and address.remote else None
+                if service is not None:
+                    found.append(Dependency(*service, address.port if address is not None else None, evidence))
+        return found
+
+    def _service_for(self, host: str) -> tuple[str, str] | None:
+        labels = host.split(".")
+        if len(labels) >= 3 and labels[2] == "svc":
+            return labels[0], labels[1]
+        if len(labels) == 1 and self.mesh.service(labels[0], self.owner.namespace) is not None:
+            return labels[0], self.owner.namespace
+        if len(labels) == 2 and self.mesh.service(labels[0], labels[1]) is not None:
+            return labels[0], labels[1]
+        return None
+
+    # --- ambient (reference §16) -------------------------------------------------------------------
+
+    @property
+    def ambient_enrolment(self) -> Setting[str] | None:
+        """What enrols this ambient pod: its own `istio.io/dataplane-mode: ambient` label, else its
+        namespace's (istio-cni's default enablement selectors, reference §16.2)."""
+        if not self.istio_ambient:
+            return None
+        label = self.template.labels().get(DATAPLANE_MODE)
+        if label is not None and label.text == ambient.AMBIENT:
+            text = f"{DATAPLANE_MODE}={label.text} on the pod template"
+            return Setting(text, label.pos, text, local=True)
+        node = ambient.ambient_namespace(self.namespace)
+        if node is not None and self.namespace is not None:
+            text = f"{DATAPLANE_MODE}={node.text} on Namespace {self.namespace.name}"
+            return Setting(text, node.pos, text)
+        return None
+
+    @property
+    def bypass_inbound_capture(self) -> Node | None:
+        """`ambient.istio.io/bypass-inbound-capture` when it reads as true (`strconv.ParseBool`)."""
+        node = self.template.annotations().get(ambient.BYPASS_INBOUND_CAPTURE)
+        return node if node is not None and node.text in GO_TRUE else None
 
     def point_at(self, *settings: Setting[Any] | None) -> Position:
         """Where a finding about these settings goes: the first one written in this workload's own
@@ -278,7 +458,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
     annotation = _proxy_config_annotation(template)
     proxy_config, proxy_metadata = _effective_proxy_config(settings, annotation)
-    return WorkloadView(
+    view = WorkloadView(
         mesh=mesh,
         template=template,
         classification=classification,
@@ -297,8 +477,28 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         options=options,
         place=place,
         namespace=namespace,
-        conflicts=[c for c in (*settings.conflicts, namespace_conflict, *policy_conflicts) if c is not None],
+        conflicts=[],
     )
+    conflicts = (*settings.conflicts, namespace_conflict, *policy_conflicts)
+    view.conflicts = [c for c in conflicts if c is not None and _matters(c.field, view)]
+    return view
+
+
+def _matters(field: str, view: WorkloadView) -> bool:
+    """Can sources that disagree on this field change a finding for this workload? Most fields always
+    can; these only for some pods, and only those pods are told of the conflict (ML006)."""
+    if field == REWRITE_PROBES:  # ML106/ML107: a probe on a captured port that fails or passes unrewritten
+        return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
+    if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode
+        sidecar = view.sidecar_scope.sidecar if view.istio_sidecar and view.mesh.sidecars else None
+        return sidecar is not None and sidecar.outbound_policy is None and any(sidecar.imports(d.namespace, d.service, d.port, view.owner.namespace) is None for d in view.dependencies)
+    return field != DISCOVERY_SELECTORS  # read for Namespaces (ML601), never for a workload
+
+
+def _rewrite_matters(view: WorkloadView, probe: Probe) -> bool:
+    if probe.port is None or probe.action == "exec" or not view.inbound_captured(probe.port):
+        return False
+    return probe.action == "tcpSocket" or view.mtls_mode(probe.port).value == "STRICT"
 
 
 def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOptions) -> bool:

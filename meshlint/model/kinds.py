@@ -35,6 +35,8 @@ LINKERD_SERVER = "Server"
 
 # Kinds that can configure the mesh itself (mesh config, Helm values, istiod env).
 MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
-MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", LINKERD_HELM_VALUES, LINKERD_SERVER)) | MESH_CONFIG_KINDS
+MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "Sidecar", LINKERD_HELM_VALUES, LINKERD_SERVER)) | MESH_CONFIG_KINDS
+# Checked as written, never read as context (the rules about them need only the context's other facts).
+POLICY_KINDS = frozenset(("AuthorizationPolicy",))
 # Read in the first pass only for what they declare (Istio revision tags), never checked.
 DECLARATION_KINDS = frozenset(("MutatingWebhookConfiguration",))

@@ -12,6 +12,7 @@ from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
 RUN_TO_COMPLETION_POLICIES = frozenset(("Never", "OnFailure"))
+PROBE_ROLES = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
 @dataclass(frozen=True, eq=False, repr=False)

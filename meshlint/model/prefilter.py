@@ -11,7 +11,7 @@ import re
 from meshlint.model.kinds import HELM_VALUES_KEYS, LINKERD_HELM_VALUES_KEYS
 
 _CONTEXT_KIND = re.compile(
-    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
+    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
 )
 _CONFIGMAP = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
 _ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
