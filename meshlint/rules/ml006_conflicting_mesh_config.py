@@ -145,6 +145,10 @@ def field_name(field: str) -> str:
         return f"global.proxy.{field[len('helm.proxy.'):]}"
     if field == "helm.variant":
         return "global.variant"
+    if group == "helm":  # another Helm value, written as its path (sidecarInjectorWebhook.rewriteAppHTTPProbe)
+        return name
+    if group == "mesh":
+        return f"meshConfig.{name}"
     if group == "env":
         return name
     return field
