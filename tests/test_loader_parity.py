@@ -1,0 +1,135 @@
+"""The libyaml reader (PyYAML's C parser) and the ruamel.yaml reader it replaces read the same data,
+positions, problems and errors: every fixture, every corpus file and a set of hard cases are read
+both ways and compared entry by entry."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from helpers import ROOT
+from meshlint.source import libyaml
+from meshlint.source.embedded import parse_embedded
+from meshlint.source.loader import decode, load_text
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+HARD = {
+    "duplicate": "a: 1\nb: 2\na: 3\n",
+    "duplicate-nested": "x:\n  y: 1\n  z: {q: 1, q: 2}\n",
+    "merge": "base: &b {x: 1, w: 2}\nitem:\n  <<: *b\n  w: 3\n",
+    "merge-list": "a: &a {x: 1}\nb: &b {y: 2}\nc:\n  <<: [*a, *b]\n  z: 3\n",
+    "merge-explicit": "a: &a {x: 1}\nc:\n  !!merge <<: *a\n",
+    "quoted-merge-is-a-key": "a: &a {x: 1}\nc:\n  '<<': *a\n",
+    "recursive-seq": "a: &a [1, *a]\n",
+    "recursive-map": "a: &a\n  b: *a\n",
+    "recursive-key": "a: &a\n  ? *a\n  : 1\n",
+    "alias-scalar-key": "k: &k name\nm:\n  *k : 1\n",
+    "complex-key": "? [a, b]\n: {x: {y: 1, y: 2}}\nz: 1\n",
+    "yaml11": "o: 0400\nb: yes\nn: ~\ne:\nf: 1.5e3\ns: 1:30\nh: 0x1F\nt: 2024-01-01\ninf: -.inf\nq: '0400'\n",
+    "non-string-keys": "on: 1\n1: 2\n~: 3\n1.5: 4\nyes: 5\n",
+    "tags": "a: !!str 123\nb: !!int '7'\nc: !custom {x: 1}\nd: !!python/object:os.system x\ne: ! 12\nf: !!float '1'\n",
+    "styles": "a: |\n  line\nb: >\n  folded\nc: 'single'\nd: \"double\"\ne: plain\n",
+    "documents": "# Source: chart/templates/a.yaml\na: 1\n---\n# Source: chart/templates/b.yaml\nb: 2\n--- 3\n---\n...\n---\n- x\n",
+    "empty": "",
+    "comment-only": "# nothing\n",
+    "empty-documents": "---\n---\n---\na: 1\n",
+    "directive": "%YAML 1.1\n---\na: yes\n",
+    "tag-directive": "%TAG !e! tag:example.com,2000:\n---\na: !e!foo 1\n",
+    "flow-json": '{"apiVersion": "v1", "kind": "List", "items": [{"a": 1}, {"a": 1, "a": 2}]}',
+    "error-indent": "a:\n  b: 1\n c: 2\n",
+    "error-tab": "a:\n\tb: 1\n",
+    "error-undefined-alias": "a: *nope\n",
+    "error-duplicate-anchor": "a: &x 1\nb: &x 2\n",
+    "error-unclosed": "a: [1, 2\n",
+    "error-after-good": "a: 1\n---\nb: [\n---\nc: 3\n",
+    "error-control": "a: \x07\n",
+    "flow-colon": "target: [ledgerwriter:8080/ready]\n",
+    "deep": "a: " + "[" * 250 + "]" * 250 + "\n",
+    "deep-ok": "a: " + "[" * 150 + "]" * 150 + "\n",
+    "sequence-root": "- a\n- b: 1\n  b: 2\n",
+    "scalar-root": "just text\n",
+    "anchors-shared": "a: &s {x: 1}\nb: *s\nc: [*s, *s]\n",
+    "crlf": "kind: Namespace\r\nmetadata:\r\n  name: x\r\n",
+    "unicode": "name: café\nemoji: \"\\U0001F600 ok\"\nkey: 日本語: x\n",
+}
+
+
+def read(text: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.setattr(libyaml, "_parser", None if fast else False)
+    loaded = load_text("f.yaml", text)
+    result = []
+    for document in loaded.documents:
+        table = document.table
+        result.append((
+            document.index, document.data, document.line, document.column, document.rendered_from,
+            {k: table.maps[k] for k in table.maps}, {k: table.seqs[k] for k in table.seqs}, {k: table.starts[k] for k in table.starts},
+        ))
+    return _stable(result), loaded.problems
+
+
+def _stable(value: object) -> object:
+    """Tables are keyed by container identity, which differs between two reads: compare them in order."""
+    if isinstance(value, dict):
+        return [(_stable(k) if not isinstance(k, int) or k < 1 << 32 else "id", _stable(v)) for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [_stable(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value
+
+
+@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.parametrize("name", sorted(HARD))
+def test_hard_cases_read_alike(name, monkeypatch):
+    assert read(HARD[name], True, monkeypatch) == read(HARD[name], False, monkeypatch)
+
+
+@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+def test_hard_cases_are_hard():
+    """The cases above do exercise what they are named for (a parity of two empty results proves nothing)."""
+    duplicate = load_text("f.yaml", HARD["duplicate"])
+    assert [p.line for p in duplicate.problems] == [3]
+    assert load_text("f.yaml", HARD["merge"]).documents[0].data["item"] == {"x": 1, "w": 3}
+    assert load_text("f.yaml", HARD["yaml11"]).documents[0].data["o"] == 256
+    assert load_text("f.yaml", HARD["error-indent"]).problems[0].parse
+    assert len(load_text("f.yaml", HARD["documents"]).documents) == 5
+    assert load_text("f.yaml", HARD["documents"]).documents[1].rendered_from == "chart/templates/b.yaml"
+
+
+def _files() -> list[str]:
+    found = sorted(str(p) for p in (ROOT / "testdata").rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    if CORPUS.is_dir():
+        found += sorted(str(p) for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    return found
+
+
+@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
+    files = _files()
+    assert len(files) > 100
+    differ = []
+    for path in files:
+        with open(path, "rb") as handle:
+            text = decode(handle.read())[0]
+        if read(text, True, monkeypatch) != read(text, False, monkeypatch):
+            differ.append(path)
+    assert differ == []
+
+
+@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.parametrize(
+    "value",
+    ['{"holdApplicationUntilProxyStarts": true}', "a: 1\nb: [x, y]\n", "a: 1\na: 2\n", "a: [\n", "a: 1\n---\nb: {c: 1, c: 2}\n", "x: " + "[" * 300 + "]" * 300],
+)
+def test_embedded_strings_read_alike(value, monkeypatch):
+    host_text = "annotations:\n  config: |\n" + "".join(f"    {line}\n" for line in value.splitlines())
+    results = []
+    for fast in (True, False):
+        monkeypatch.setattr(libyaml, "_parser", None if fast else False)
+        host = load_text("f.yaml", host_text).documents[0].root.get("annotations").get("config")
+        embedded = parse_embedded(host)
+        root = embedded.root
+        results.append((embedded.problem, None if root is None else (root.value, root.pos, root.key_pos, _stable(dict(root.table.maps)))))
+    assert results[0] == results[1]
