@@ -64,6 +64,7 @@ def run(
     processes (one at least); the report is the same, byte for byte, for any number of them, and for
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
     off, a file is a world of its own (a rule's fixture)."""
+    inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
     mesh_config = tuple(mesh_config)
     top = configs.top
@@ -75,11 +76,11 @@ def run(
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
     fragments = patch_fragments(files)
-    taken = {os.path.realpath(f) for f in files if f != inputs.STDIN}
-    named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and os.path.realpath(p) in taken})
+    taken = {inputs.real(f) for f in files if f != inputs.STDIN}
+    named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
     context = _Context(governing, mesh_config, taken)
     sources: set[str] = set()
-    context.read([f for f in files if os.path.realpath(f) not in fragments], stdin, sources)
+    context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
     extra: list[str] = []
     unseen = False
     if beyond:
@@ -88,8 +89,8 @@ def run(
         # Only a named file widens the run: a named folder is the extent the user chose.
         for tree, changed in reach.trees(sources.intersection(named), governing).items():
             found = reach.tree_files(tree, governing)
-            context.read([p for p in found if os.path.realpath(p) not in context.read_files], None, None)
-            widened = reach.governed_files(changed, found, context.mesh, taken | {os.path.realpath(p) for p in extra})
+            context.read([p for p in found if inputs.real(p) not in context.read_files], None, None)
+            widened = reach.governed_files(changed, found, context.mesh, taken | {inputs.real(p) for p in extra})
             for path, more in sorted(widened.items()):
                 notes.append(f"{path} changed: also checking {len(more)} file{'s' if len(more) != 1 else ''}")
                 extra.extend(more)
@@ -168,7 +169,7 @@ class _Context:
         self._configs_done = len(met)
 
     def _context_file(self, path: str, folder: str) -> None:
-        real = os.path.realpath(path)
+        real = inputs.real(path)
         if (real, folder) in self._placed:
             return
         self._placed.add((real, folder))
@@ -190,7 +191,7 @@ class _Context:
         """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
         sources (inputs only: files read for context alone widen nothing)."""
         for path in files:
-            self.read_files.add(os.path.realpath(path))
+            self.read_files.add(inputs.real(path))
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             try:
@@ -198,7 +199,7 @@ class _Context:
             except OSError:
                 continue  # the second pass reports it
             name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
-            folder = self.as_input.get(os.path.realpath(path)) if path != inputs.STDIN else None
+            folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
             for resource in _context_resources(self.mesh, name, decode(data)[0]):
                 if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
@@ -306,7 +307,7 @@ def _check_file(plan: Plan, path: str) -> FileResult:
         summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
     governed = plan.of(path)
     resources: list[ResourceSubjects] = []
-    fragment = path != inputs.STDIN and os.path.realpath(path) in plan.fragments
+    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
     for document in loaded.documents if not fragment else ():
         found = list(resources_of(document))
         if not found:

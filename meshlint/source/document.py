@@ -9,7 +9,6 @@ one character inside a string (a command in a block-scalar script, a port in an 
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
@@ -50,7 +49,7 @@ class PositionTable:
     (`MapEntry`, `SeqEntry`), each container converted the first time it is asked for. Most containers
     never are: a position is only needed where a finding lands or a fix is written."""
 
-    __slots__ = ("_index", "_offset", "_place", "kept", "lines", "maps", "path", "raw_maps", "raw_seqs", "raw_starts", "seqs", "starts")
+    __slots__ = ("_offset", "_place", "kept", "lines", "maps", "path", "raw_maps", "raw_seqs", "raw_starts", "seqs", "starts")
 
     def __init__(self, path: str, lines: list[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
         self.path = path
@@ -60,7 +59,6 @@ class PositionTable:
         self.raw_starts: dict[int, Mark] = {}
         self._offset = line_offset + 1
         self._place = place
-        self._index: dict[int, _PathIndex] = {}
         self.kept: list[Any] = []  # containers the data no longer holds (a duplicate key's first value)
         self.maps: Mapping[int, dict[Any, MapEntry]] = _Maps(self)
         self.seqs: Mapping[int, list[SeqEntry]] = _Seqs(self)
@@ -269,14 +267,38 @@ class Node:
         that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
         List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
         the path names the same node when lines move or siblings are added. "" for this node itself.
-        Each container is visited once, so an aliased one costs what it costs once; the places below a
-        node are listed once and sorted, so each later finding in the same resource is a search."""
+        Each container is visited once, so an aliased one costs what it costs once."""
         if position.path != self.table.path:
             return ""
-        index = self.table._index.get(id(self.value))
-        if index is None or index.value is not self.value:
-            index = self.table._index[id(self.value)] = _PathIndex(self.value, self.table)
-        return index.find((position.line, position.column))
+        target = (position.line, position.column)
+        maps, seqs = self.table.maps, self.table.seqs
+        best: tuple[tuple[int, int], int, str] = ((0, 0), -1, "")
+        seen: set[int] = set()
+        stack: list[tuple[Any, str, int]] = [(self.value, "", 0)]
+        while stack:
+            value, path, depth = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            children: list[tuple[str, Any, tuple[tuple[int, int], ...]]] = []
+            if isinstance(value, dict):
+                entries = maps.get(id(value), {})
+                for key, child in value.items():
+                    entry = entries.get(key)
+                    starts: tuple[tuple[int, int], ...] = ((entry[0], entry[1]), (entry[2], entry[3])) if entry is not None else ()
+                    children.append((f"{path}.{key}" if path else str(key), child, starts))
+            elif isinstance(value, list):
+                items = seqs.get(id(value), [])
+                for n, child in enumerate(value):
+                    starts = ((items[n][0], items[n][1]),) if n < len(items) else ()
+                    children.append((f"{path}[{_item_label(child, n)}]", child, starts))
+            for child_path, _, starts in children:
+                for start in starts:
+                    if start <= target and (start, depth + 1) > best[:2]:
+                        best = (start, depth + 1, child_path)
+            # In document order, so a shared (aliased) container is named where its anchor stands.
+            stack.extend((child, child_path, depth + 1) for child_path, child, _ in reversed(children) if isinstance(child, (dict, list)))
+        return best[2]
 
     # --- places inside a string value --------------------------------------------------------------
 
@@ -304,57 +326,6 @@ class Node:
         column = offset - (text.rfind("\n", 0, offset) + 1)
         file_line, file_column = self.placer()(line, column)
         return Position(self.pos.path, file_line, file_column)
-
-
-class _PathIndex:
-    """Every key and value start below one container, sorted: (start, depth, -order, path). The
-    answer for a position is the deepest of the latest starts at or before it, the first in document
-    order among equals (as a walk in document order that keeps only strictly better places finds)."""
-
-    __slots__ = ("places", "value")
-
-    def __init__(self, value: Any, table: PositionTable) -> None:
-        self.value = value
-        maps, seqs = table.maps, table.seqs
-        places: list[tuple[tuple[int, int], int, int, str]] = []
-        seen: set[int] = set()
-        stack: list[tuple[Any, str, int]] = [(value, "", 0)]
-        while stack:
-            value, path, depth = stack.pop()
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            children: list[tuple[str, Any]] = []
-            if isinstance(value, dict):
-                entries = maps.get(id(value), {})
-                for key, child in value.items():
-                    child_path = f"{path}.{key}" if path else str(key)
-                    entry = entries.get(key)
-                    if entry is not None:
-                        places.append(((entry[0], entry[1]), depth + 1, -len(places), child_path))
-                        places.append(((entry[2], entry[3]), depth + 1, -len(places), child_path))
-                    children.append((child_path, child))
-            elif isinstance(value, list):
-                items = seqs.get(id(value), [])
-                for n, child in enumerate(value):
-                    child_path = f"{path}[{_item_label(child, n)}]"
-                    if n < len(items):
-                        places.append(((items[n][0], items[n][1]), depth + 1, -len(places), child_path))
-                    children.append((child_path, child))
-            # In document order, so a shared (aliased) container is named where its anchor stands.
-            stack.extend((child, child_path, depth + 1) for child_path, child in reversed(children) if isinstance(child, (dict, list)))
-        places.sort()
-        self.places = places
-
-    def find(self, target: tuple[int, int]) -> str:
-        at = bisect_right(self.places, (target, _DEEPEST))
-        if at == 0:
-            return ""
-        start, depth, _, path = self.places[at - 1]
-        return path if depth > 0 and start >= (0, 0) else ""
-
-
-_DEEPEST = 1 << 62
 
 
 def _item_label(item: Any, index: int) -> str:
