@@ -18,7 +18,7 @@ from meshlint.model.resource import Resource
 
 ENV_SOURCE_KINDS = frozenset(("ConfigMap", "Secret"))
 
-_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?$", re.M)
+_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
 _WORTH_READING = re.compile(r"://|\.svc\b|[A-Za-z0-9][:][0-9]{2,5}\b|^[ \t]+[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
 
 

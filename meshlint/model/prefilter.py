@@ -11,8 +11,8 @@ import re
 from meshlint.model.kinds import HELM_VALUES_KEYS
 
 _CONTEXT_KIND = re.compile(
-    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|PeerAuthentication|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?$", re.M
-)
+    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|PeerAuthentication|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?\r?$", re.M
+)  # `\r?`: a file with CRLF line ends says `kind: Namespace\r`
 _CONFIGMAP = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
 _ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
 _TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)

@@ -1,0 +1,41 @@
+"""Files with CRLF line ends are read like any other: the first pass's cheap text checks must see
+`kind: Namespace\r` as a Namespace (testdata/crlf keeps its CRLF bytes: see its .gitattributes)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from helpers import ROOT
+from meshlint.cli import main
+from meshlint.mesh.envsources import might_hold_env_source
+from meshlint.model.prefilter import might_hold_context
+
+CRLF = ROOT / "testdata" / "crlf"
+
+
+def findings(path: str) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(main, ["check", path, "--format", "json", "--config", str(CRLF / ".meshlint.yaml")])
+    return [(f["path"].rsplit("/", 1)[-1], f["line"], f["code"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_fixture_has_crlf_line_ends():
+    assert b"kind: Namespace\r\n" in (CRLF / "namespace.yaml").read_bytes()
+
+
+def test_crlf_namespace_with_injection_disabled_governs_its_workloads():
+    assert findings(str(CRLF)) == []
+
+
+def test_crlf_and_lf_trees_read_alike(tmp_path):
+    for name in ("namespace.yaml", "worker.yaml"):
+        (tmp_path / name).write_bytes((CRLF / name).read_bytes().replace(b"\r\n", b"\n"))
+    assert findings(str(tmp_path)) == findings(str(CRLF)) == []
+    (tmp_path / "namespace.yaml").unlink()  # without the Namespace the workload is checked, so the test can fail
+    assert [code for _, _, code in findings(str(tmp_path))] == ["ML101"]
+
+
+def test_prefilters_see_crlf_kinds():
+    assert might_hold_context("apiVersion: v1\r\nkind: Namespace\r\nmetadata:\r\n  name: x\r\n")
+    assert might_hold_env_source("kind: ConfigMap\r\ndata:\r\n  URL: http://db.x.svc:5432\r\n")
