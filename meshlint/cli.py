@@ -360,10 +360,9 @@ def _started() -> None:
 
 
 def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the cores this process may use, not all the machine has
-    except AttributeError:
-        return os.cpu_count() or 1
+    from meshlint.engine.parallel import usable_cores
+
+    return usable_cores()  # the cores this process may use (affinity, cgroup quota), not all the machine has
 
 
 @main.command("rules")

@@ -117,11 +117,9 @@ def run(
     )
     check = partial(_check_file, plan)
     results: Iterable[FileResult]
-    if len(checked) >= parallel.PARALLEL_FROM:
-        # Big trees are checked in worker processes, even with one job: a worker's per-file garbage
-        # never mixes with the findings this process keeps, so memory stays flat as trees grow.
-        results = parallel.check_files(check, checked, max(1, jobs))
-    else:
+    if parallel.worth_forking(checked, jobs):
+        results = parallel.check_files(check, checked, jobs)
+    else:  # one job, or too little work to pay for a pool: each file's garbage goes as the next is read
         results = map(check, checked)
 
     report = Report([], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on)
