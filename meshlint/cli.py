@@ -220,6 +220,8 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes for large trees (default 0: one per core). Output is the same for any number.")
 @click.option("--stdin-filename", help='The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.')
 @click.option("--fail-on-skipped", is_flag=True, default=None, help="Exit 1 when any input was passed over whole (a Helm template, not a manifest).")
+@click.option("--cache-dir", metavar="DIR", help="Keep results here for the next run (default: meshlint in the user cache directory, $XDG_CACHE_HOME or ~/.cache).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write cached results.")
 @click.pass_context
 @_guarded
 def check(
@@ -228,7 +230,7 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None = None, fail_on_skipped: bool | None = None,
+    stdin_filename: str | None = None, fail_on_skipped: bool | None = None, cache_dir: str | None = None, no_cache: bool = False,
 ) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".").
 
@@ -301,7 +303,13 @@ def check(
 
     rules = load_rules()
     _started()
-    report = run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
+    if no_cache:
+        cache_dir = None
+    elif cache_dir is None:
+        from meshlint.engine.cache import default_directory
+
+        cache_dir = default_directory()
+    report = run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
 
     notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes
     if write_baseline:

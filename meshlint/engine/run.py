@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
 from meshlint.engine import parallel, reach
+from meshlint.engine.cache import ResultCache, code_fingerprint, stable
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
@@ -55,7 +57,8 @@ class Plan:
 
 
 def run(
-    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True
+    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
+    cache_dir: str | None = None,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -63,7 +66,8 @@ def run(
     context and the findings, never the whole tree. A big tree's second pass runs in `jobs` worker
     processes (one at least); the report is the same, byte for byte, for any number of them, and for
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
-    off, a file is a world of its own (a rule's fixture)."""
+    off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
+    run, and take this run's from it where nothing they depend on changed (engine/cache.py)."""
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
     mesh_config = tuple(mesh_config)
@@ -115,7 +119,8 @@ def run(
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
     )
-    check = partial(_check_file, plan)
+    cache = _cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
+    check = partial(_check_file, plan) if cache is None else partial(_check_cached, plan, cache)
     results: Iterable[FileResult]
     if parallel.worth_forking(checked, jobs):
         results = parallel.check_files(check, checked, jobs)
@@ -133,6 +138,10 @@ def run(
         report.files.append(result.path)
         for key, (conflict, count) in result.conflicts.items():
             conflicts[key] = met(conflicts.get(key), conflict, count)
+        if cache is not None and result.cache_key is not None and not result.cached:
+            cache.put(result.cache_key, result)
+    if cache is not None:
+        cache.save()
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.summary.count(report.findings)
@@ -154,6 +163,9 @@ class _Context:
         self._placed: set[tuple[str, str]] = set()
         self._configs_done = 0
         self.read_files: set[str] = set()
+        # What the context was made of, in the order it was read: a cached result is only as good as
+        # the context it was checked against (engine/cache.py).
+        self.facts = hashlib.sha256()
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
         self.files_of_configs()
@@ -176,9 +188,12 @@ class _Context:
             return
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
-            loaded = load_file(path, display, input_file=False)  # messages name it as the user would
+            data = inputs.read(path)
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
+        self.facts.update(f"context file\0{display}\0{folder}\0".encode())
+        self.facts.update(data)
+        loaded = load_file(path, display, data, input_file=False)  # messages name it as the user would
         resources = [r for d in loaded.documents for r in resources_of(d)]
         for resource in resources:
             self.mesh.add(resource, Place.of(display, folder))
@@ -199,16 +214,19 @@ class _Context:
             name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
             folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
-            for resource in _context_resources(self.mesh, name, decode(data)[0]):
+            for chunk, resource in _context_resources(self.mesh, name, decode(data)[0]):
                 if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
                     continue  # a profile an install may pick, unless mesh.context names it
+                self.facts.update(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+                self.facts.update(chunk.encode())
                 self.mesh.add(resource, place)
                 if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
                     sources.add(path)
 
 
-def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Resource]:
-    """The parts of one input that could hold mesh context, or the first sign of Istio."""
+def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[tuple[str, Resource]]:
+    """The parts of one input that could hold mesh context, or the first sign of Istio, each with
+    the text of the part it is in."""
     lines: list[str] | None = None
     for line_offset, chunk in document_chunks(text):
         context = might_hold_context(chunk) or might_hold_env_source(chunk)
@@ -219,7 +237,7 @@ def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Reso
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
                 if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
-                    yield resource
+                    yield chunk, resource
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
@@ -288,13 +306,41 @@ def _source_line(lines: list[str], line: int) -> str | None:
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
-def _check_file(plan: Plan, path: str) -> FileResult:
+def _cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
+    """The cache bucket of this run: everything besides the file that a file's result depends on."""
+    digest = hashlib.sha256(code_fingerprint(rules).encode())
+    for governed in plan.governing.all():
+        digest.update(stable(governed.config).encode())
+    plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
+    digest.update(stable(plan_facts).encode())
+    return ResultCache(directory, digest.hexdigest())
+
+
+def _check_cached(plan: Plan, cache: ResultCache, path: str) -> FileResult:
+    """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
+    try:
+        data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
+    except OSError:
+        return _check_file(plan, path)  # which reports it
+    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
+    flags = stable((path in plan.widened, path in plan.alone, fragment, stable(plan.of(path).config)))
+    key = cache.file_key(path, data, flags)
+    found = cache.get(key)
+    if found is not None:
+        found.cached = True
+        return found
+    result = _check_file(plan, path, data)
+    result.cache_key = key
+    return result
+
+
+def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     result = FileResult(inputs.display_name(path))
     try:
         if path == inputs.STDIN:
             loaded = load_file(path, plan.stdin_name, plan.stdin)
         else:
-            loaded = load_file(path)
+            loaded = load_file(path, data=data)
     except OSError as err:
         result.notes.append(f"{path}: {err.strerror or err}; skipped")
         return result
