@@ -27,10 +27,10 @@ from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
+from meshlint.rule import FILE, RESOURCE, RUN, WORKLOAD, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
+from meshlint.source.loader import Light, LoadedFile, decode, document_chunks, load_chunks, load_file
 from meshlint.suppressions import annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 
@@ -336,22 +336,25 @@ def _check_cached(plan: Plan, cache: ResultCache, path: str) -> FileResult:
 
 def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     result = FileResult(inputs.display_name(path))
+    governed = plan.of(path)
+    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
+    light = None if fragment else _syntax_only(governed)
     try:
         if path == inputs.STDIN:
-            loaded = load_file(path, plan.stdin_name, plan.stdin)
+            loaded = load_file(path, plan.stdin_name, plan.stdin, light=light)
         else:
-            loaded = load_file(path, data=data)
+            loaded = load_file(path, data=data, light=light)
     except OSError as err:
         result.notes.append(f"{path}: {err.strerror or err}; skipped")
         return result
     summary = result.summary
     summary.files = 1
+    read_as_resources = sum(1 for kind, _ in loaded.light if kind in MESH_CONTEXT_KINDS)
+    summary.skipped_documents += len(loaded.light) - read_as_resources
     if loaded.skipped:
         summary.skipped_files += 1
         summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
-    governed = plan.of(path)
     resources: list[ResourceSubjects] = []
-    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
     for document in loaded.documents if not fragment else ():
         found = list(resources_of(document))
         if not found:
@@ -363,7 +366,7 @@ def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
                 summary.skipped_documents += 1
     if fragment:
         summary.skipped_documents += len(loaded.documents)  # a patch is part of an object, not one
-    summary.resources = len(resources)
+    summary.resources = len(resources) + read_as_resources
     summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
     summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
     if plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context:
@@ -390,6 +393,33 @@ def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     result.findings = fingerprinted(findings, plan.root)
     result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
     return result
+
+
+_LIGHT: dict[int, tuple[Governance, Light | None]] = {}
+
+
+def _syntax_only(governed: Governance) -> Light | None:
+    """Which documents the rules of `governed` never read beyond their syntax: kinds no rule takes as
+    a resource, that are no workload, no List and no mesh configuration (a ConfigMap named istio*).
+    None when a file-scope rule other than ML001 reads whole files (a plugin may read any document)."""
+    made = _LIGHT.get(id(governed))
+    if made is not None and made[0] is governed:
+        return made[1]
+    light: Light | None = None
+    if all(r.code == "ML001" and r.check.__module__.startswith("meshlint.rules.") for r in governed.rules if FILE in r.scopes):
+        read_any = any(RESOURCE in r.scopes and r.kinds is None for r in governed.rules)
+        read = frozenset(k for r in governed.rules if RESOURCE in r.scopes and r.kinds is not None for k in r.kinds)
+
+        def syntax_only(kind: str, api_version: str, text: str) -> bool:
+            if read_any or kind in read or kind in WORKLOAD_KINDS or kind.endswith("List") or kind in DECLARATION_KINDS:
+                return False
+            if kind in MESH_CONFIG_KINDS:
+                return kind == "ConfigMap" and not might_hold_context(text)  # not named istio*
+            return True
+
+        light = syntax_only
+    _LIGHT[id(governed)] = (governed, light)
+    return light
 
 
 def _suppression_notes(

@@ -52,6 +52,8 @@ class TooDeep(Exception):
 
 def parse_only(text: str) -> bool:
     """Does `text` parse as YAML? libyaml's parser alone, no Python object per event."""
+    if not available():
+        return False
     parser = _parser(text)
     try:
         parser.raw_parse()

@@ -7,9 +7,10 @@ read on its own. A file with Helm template syntax that does not parse is passed 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from meshlint.source import inputs
+from meshlint.source import inputs, screen
 from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
 from meshlint.source.document import Document
 
@@ -31,6 +32,14 @@ class LoadedFile:
     lines: list[str] = field(default_factory=list, repr=False)
     # Set when the whole file was passed over (a Helm template that does not parse).
     skipped: str | None = None
+    # (kind, apiVersion) of the documents read for their syntax alone (`light` below): valid, free of
+    # duplicate keys, and of a kind nothing in the run reads.
+    light: list[tuple[str, str]] = field(default_factory=list)
+
+
+# Which documents may be read for their syntax alone: given a document's plainly written kind and
+# apiVersion, does nothing in the run read it?
+Light = Callable[[str, str, str], bool]
 
 
 def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
@@ -52,9 +61,12 @@ def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
         return data.decode("utf-8-sig", errors="replace"), problem
 
 
-def load_file(path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True) -> LoadedFile:
+def load_file(
+    path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True, light: Light | None = None
+) -> LoadedFile:
     """Read and load one file (raises OSError when it cannot be read). An input that does not parse is
-    passed over when it is a Helm template or not a manifest at all; a mesh context file never is."""
+    passed over when it is a Helm template or not a manifest at all; a mesh context file never is.
+    With `light`, documents nothing reads are checked for syntax only (`LoadedFile.light`)."""
     chart = inputs.helm_chart_of(path) if input_file else None
     if chart is not None:
         part = CHART_FILE if inputs.helm_chart_files(path) else CHART_TEMPLATE
@@ -62,7 +74,7 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
     if data is None:
         data = inputs.read(path)
     text, problem = decode(data)
-    loaded = load_text(display or inputs.display_name(path), text)
+    loaded = load_text(display or inputs.display_name(path), text, light=light)
     if input_file:
         pass_over(loaded, text)
     if problem is not None:
@@ -70,13 +82,20 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
     return loaded
 
 
-def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None) -> LoadedFile:
+def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None, light: Light | None = None) -> LoadedFile:
     """Read `text` as the file `path` holds it. A part of a file is read with `line_offset`, the line it
-    starts at (0-based), and the whole file's `lines`, so positions are the file's."""
+    starts at (0-based), and the whole file's `lines`, so positions are the file's.
+
+    With `light`, the file is read part by part (`---`-separated): which is what reading it whole
+    gives when it parses, and what reading it whole falls back to when it does not, so the result is
+    the same either way; parts of kinds nothing reads may then skip the composer."""
     loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines)
     too_deep = _nesting_beyond_limit(text)
     if too_deep:
         loaded.problems.append(SyntaxProblem(too_deep + line_offset, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
+        return loaded
+    if light is not None and _parts_read_alike(text):
+        _compose_by_document(loaded, text, line_offset, light)
         return loaded
     try:
         compose_into(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
@@ -132,11 +151,17 @@ def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> l
     return documents
 
 
-def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0) -> None:
+def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0, light: Light | None = None) -> None:
     """Read each `---`-separated part on its own, so one broken document does not hide the others."""
     index = 0
     for chunk_line, chunk in document_chunks(text):
         offset = line_offset + chunk_line
+        if light is not None:
+            named = screen.plain_kind(chunk)
+            if named is not None and light(named[0], named[1], chunk) and screen.surely_valid(chunk):
+                loaded.light.append(named)
+                index += 1
+                continue
         try:
             index = compose_into(loaded.documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
         except DocumentTooDeep as err:
@@ -162,6 +187,30 @@ def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> in
     loaded.documents.extend(documents)
     loaded.problems.extend(problems)
     return index
+
+
+_DIRECTIVE = re.compile(r"^%", re.M)
+_SOURCE_LINE = re.compile(r"^#\s*Source:", re.M)
+_CONTENT_LINE = re.compile(r"^(?!---(?:[ \t]*(?:#.*)?)\r?$)[ \t]*[^#\s]", re.M)
+
+
+def _parts_read_alike(text: str) -> bool:
+    """Does reading `text` part by part give what reading it whole gives? Not when a directive
+    (`%YAML`, `%TAG`) before a `---` belongs to the part after it, nor when a `# Source:` comment
+    stands after a document's content or in a first part with no document (reading the stream whole,
+    the gap a document's `# Source:` is looked for in then starts in the part before)."""
+    if _DIRECTIVE.search(text):
+        return False
+    if "Source:" not in text:
+        return True
+    first = True
+    for _, chunk in document_chunks(text):
+        for comment in _SOURCE_LINE.finditer(chunk):
+            content = _CONTENT_LINE.search(chunk, 0, comment.start())
+            if content is not None or (first and _CONTENT_LINE.search(chunk) is None):
+                return False
+        first = False
+    return True
 
 
 def _nesting_beyond_limit(text: str) -> int:
