@@ -133,3 +133,56 @@ def test_embedded_strings_read_alike(value, monkeypatch):
         root = embedded.root
         results.append((embedded.problem, None if root is None else (root.value, root.pos, root.key_pos, _stable(dict(root.table.maps)))))
     assert results[0] == results[1]
+
+
+def _legacy_path_to(node, position):
+    """path_to as it was before positions were kept as marks: every child's path spelled out."""
+    from meshlint.source.document import _item_label
+
+    target = (position.line, position.column)
+    maps, seqs = node.table.maps, node.table.seqs
+    best = ((0, 0), -1, "")
+    seen = set()
+    stack = [(node.value, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        children = []
+        if isinstance(value, dict):
+            entries = maps.get(id(value), {})
+            for key, child in value.items():
+                entry = entries.get(key)
+                starts = ((entry[0], entry[1]), (entry[2], entry[3])) if entry is not None else ()
+                children.append((f"{path}.{key}" if path else str(key), child, starts))
+        elif isinstance(value, list):
+            items = seqs.get(id(value), [])
+            for n, child in enumerate(value):
+                starts = ((items[n][0], items[n][1]),) if n < len(items) else ()
+                children.append((f"{path}[{_item_label(child, n)}]", child, starts))
+        for child_path, _, starts in children:
+            for start in starts:
+                if start <= target and (start, depth + 1) > best[:2]:
+                    best = (start, depth + 1, child_path)
+        stack.extend((child, child_path, depth + 1) for child_path, child, _ in reversed(children) if isinstance(child, (dict, list)))
+    return best[2]
+
+
+def test_path_to_names_every_place_as_before():
+    """Every line and column of every fixture and of the hard cases, as path_to named it before."""
+    from meshlint.findings import Position
+
+    texts = [*HARD.values()]
+    texts += [decode(open(p, "rb").read())[0] for p in _files() if "/testdata/" in p][::6]
+    compared = 0
+    for text in texts:
+        loaded = load_text("f.yaml", text)
+        for document in loaded.documents[:3]:
+            root = document.root
+            for line in range(document.line, document.line + 25):
+                for column in (1, 5, 11):
+                    position = Position("f.yaml", line, column)
+                    assert root.path_to(position) == _legacy_path_to(root, position), (text[:200], line, column)
+                    compared += 1
+    assert compared > 3_000

@@ -267,38 +267,55 @@ class Node:
         that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
         List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
         the path names the same node when lines move or siblings are added. "" for this node itself.
-        Each container is visited once, so an aliased one costs what it costs once."""
-        if position.path != self.table.path:
+        Each container is visited once, so an aliased one costs what it costs once.
+
+        Places are compared as the parser's marks (the file position less a constant shift, so the
+        order is the same), and only the winning path is spelled out."""
+        table = self.table
+        if position.path != table.path:
             return ""
-        target = (position.line, position.column)
-        maps, seqs = self.table.maps, self.table.seqs
-        best: tuple[tuple[int, int], int, str] = ((0, 0), -1, "")
+        shifted = table._place is None
+        target = (position.line - table._offset, position.column - 1) if shifted else (position.line, position.column)
+        at = table.at
+        raw_maps, raw_seqs = table.raw_maps, table.raw_seqs
+        best_start: tuple[int, int] = (-(1 << 62), 0)
+        best_depth = -1
+        best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
         seen: set[int] = set()
-        stack: list[tuple[Any, str, int]] = [(self.value, "", 0)]
+        stack: list[tuple[Any, Any, int]] = [(self.value, None, 0)]
         while stack:
-            value, path, depth = stack.pop()
+            value, ref, depth = stack.pop()
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            children: list[tuple[str, Any, tuple[tuple[int, int], ...]]] = []
+            below = depth + 1
+            children: list[tuple[Any, Any]] = []
             if isinstance(value, dict):
-                entries = maps.get(id(value), {})
+                entries = raw_maps.get(id(value), {})
                 for key, child in value.items():
+                    child_ref = (ref, key, None, False)
                     entry = entries.get(key)
-                    starts: tuple[tuple[int, int], ...] = ((entry[0], entry[1]), (entry[2], entry[3])) if entry is not None else ()
-                    children.append((f"{path}.{key}" if path else str(key), child, starts))
+                    if entry is not None:
+                        for mark in (entry[0], entry[1]):
+                            start = (mark.line, mark.column) if shifted else at(mark)
+                            if start <= target and (start, below) > (best_start, best_depth):
+                                best_start, best_depth, best = start, below, child_ref
+                    if isinstance(child, (dict, list)):
+                        children.append((child, child_ref))
             elif isinstance(value, list):
-                items = seqs.get(id(value), [])
+                items = raw_seqs.get(id(value), [])
                 for n, child in enumerate(value):
-                    starts = ((items[n][0], items[n][1]),) if n < len(items) else ()
-                    children.append((f"{path}[{_item_label(child, n)}]", child, starts))
-            for child_path, _, starts in children:
-                for start in starts:
-                    if start <= target and (start, depth + 1) > best[:2]:
-                        best = (start, depth + 1, child_path)
+                    child_ref = (ref, n, child, True)
+                    if n < len(items):
+                        mark = items[n][0]
+                        start = (mark.line, mark.column) if shifted else at(mark)
+                        if start <= target and (start, below) > (best_start, best_depth):
+                            best_start, best_depth, best = start, below, child_ref
+                    if isinstance(child, (dict, list)):
+                        children.append((child, child_ref))
             # In document order, so a shared (aliased) container is named where its anchor stands.
-            stack.extend((child, child_path, depth + 1) for child_path, child, _ in reversed(children) if isinstance(child, (dict, list)))
-        return best[2]
+            stack.extend((child, child_ref, below) for child, child_ref in reversed(children))
+        return _spelled(best)
 
     # --- places inside a string value --------------------------------------------------------------
 
@@ -326,6 +343,22 @@ class Node:
         column = offset - (text.rfind("\n", 0, offset) + 1)
         file_line, file_column = self.placer()(line, column)
         return Position(self.pos.path, file_line, file_column)
+
+
+def _spelled(ref: tuple[Any, ...] | None) -> str:
+    """`spec.containers[web].image` from the chain of (parent, key or index, item, in a list) that
+    `path_to` kept."""
+    parts: list[tuple[Any, Any, bool]] = []
+    while ref is not None:
+        ref, key, item, in_list = ref
+        parts.append((key, item, in_list))
+    path = ""
+    for key, item, in_list in reversed(parts):
+        if in_list:
+            path = f"{path}[{_item_label(item, key)}]"
+        else:
+            path = f"{path}.{key}" if path else str(key)
+    return path
 
 
 def _item_label(item: Any, index: int) -> str:

@@ -23,26 +23,31 @@ _TOP_KIND = re.compile(r"^[\"']?kind[\"']?[ \t]*:", re.M)
 _TOP_API = re.compile(r"^[\"']?apiVersion[\"']?[ \t]*:", re.M)
 
 _LEAD = r"^[ ]*(?:-[ ]+)*"  # indentation, then the dashes of sequence items
-_UNFOLLOWABLE = re.compile(
-    "|".join((
-        r"^[ ]*\t",  # a tab in the indentation
-        r"(?:^|[\s\[{,])[&*][^\s]",  # an anchor or an alias
-        r"(?:^|[:\-\[,])[ \t]*\{",  # a flow mapping
-        _LEAD + r"\?(?:\s|$)",  # an explicit key
-        _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)",  # a quoted key
-        _LEAD + r":(?:\s|$)",  # an empty key
-        # a key that may not be a string (`on`, `1`, `~`, `<<`): two spellings could be one key
-        _LEAD
-        + r"(?:[yYnN]|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<|(?:[+.0-9]|-(?=\S))[^:\n]*)[ \t]*:(?:\s|$)",
-        r"(?:^|[:\-\[,][ \t])[ \t]*\"(?:[^\"\\\n]|\\.)*\\?$",  # a double-quoted scalar that goes on to the next line
-        r"(?:^|[:\-\[,][ \t])[ \t]*'(?:[^'\n]|'')*$",  # a single-quoted one
-        r"\[[^\]\n]*$",  # a flow sequence that goes on to the next line
-        r"^\.\.\.(?:\s|$)",  # a document end marker: more than one document
-        r"(?<=\n)---(?:\s|$)",  # a second document start
-        r"^---[ \t]*[^\s#]",  # content on the document start line
-        r"^ {150}",  # indentation deep enough to approach the nesting limit
-    )),
-    re.M,
+# What the screen cannot follow, each pattern searched only when a character it needs is in the text
+# (one alternation of them all costs more than composing a small document).
+_UNFOLLOWABLE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (trigger, re.compile(pattern, re.M))
+    for trigger, pattern in (
+        ("\t", r"^[ ]*\t"),  # a tab in the indentation
+        ("&", r"(?:^|[\s\[{,])&[^\s]"),  # an anchor
+        ("*", r"(?:^|[\s\[{,])\*[^\s]"),  # an alias
+        ("{", r"(?:^|[:\-\[,])[ \t]*\{"),  # a flow mapping
+        ("?", _LEAD + r"\?(?:\s|$)"),  # an explicit key
+        ('"', _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)"),  # a quoted key
+        ("'", _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)"),
+        ('"', r"(?:^|[:\-\[,][ \t])[ \t]*\"(?:[^\"\\\n]|\\.)*\\?$"),  # a double-quoted scalar that goes on to the next line
+        ("'", r"(?:^|[:\-\[,][ \t])[ \t]*'(?:[^'\n]|'')*$"),  # a single-quoted one
+        ("[", r"\[[^\]\n]*$"),  # a flow sequence that goes on to the next line
+        ("...", r"^\.\.\.(?:\s|$)"),  # a document end marker: more than one document
+        ("\n---", r"(?<=\n)---(?:\s|$)"),  # a second document start
+        ("---", r"^---[ \t]*[^\s#]"),  # content on the document start line
+        (" " * 150, r"^ {150}"),  # indentation deep enough to approach the nesting limit
+        (
+            ":",  # an empty key, or one that may not be a string (`on`, `1`, `~`, `<<`): two spellings could be one key
+            _LEAD
+            + r"(?:(?:[yYnN]|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<|(?:[+.0-9]|-(?=\S))[^:\n]*)[ \t]*)?:(?:\s|$)",
+        ),
+    )
 )
 # A key of a block mapping: the indentation and sequence dashes before it, and the key.
 # (A `#` after a space starts a comment, so it is never part of a key.)
@@ -64,8 +69,11 @@ def plain_kind(text: str) -> tuple[str, str] | None:
 
 def surely_valid(text: str) -> bool:
     """True only when `text` parses, holds one document at most, and has no duplicate key."""
-    if text.count("[") + text.count("{") >= 100 or _UNFOLLOWABLE.search(text):
+    if text.count("[") + text.count("{") >= 100:
         return False
+    for trigger, pattern in _UNFOLLOWABLE:
+        if trigger in text and pattern.search(text):
+            return False
     from meshlint.source import libyaml
 
     return libyaml.parse_only(text) and not _may_repeat_a_key(text)
