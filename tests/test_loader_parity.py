@@ -5,6 +5,7 @@ both ways and compared entry by entry."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -174,7 +175,7 @@ def test_path_to_names_every_place_as_before():
     from meshlint.findings import Position
 
     texts = [*HARD.values()]
-    texts += [decode(open(p, "rb").read())[0] for p in _files() if "/testdata/" in p][::6]
+    texts += [decode(Path(p).read_bytes())[0] for p in _files() if "/testdata/" in p][::6]
     compared = 0
     for text in texts:
         loaded = load_text("f.yaml", text)
