@@ -127,7 +127,7 @@ def test_what_it_passes(text):
 
 
 def _read(text: str, light: object) -> object:
-    loaded = load_text("f.yaml", text, light=light)  # type: ignore[arg-type]
+    loaded = load_text("f.yaml", text, light=light)  # type: ignore[arg-type]  # PARTS_FROM is 0 in these tests
     return (
         [(d.index, d.data, d.line, d.column, d.rendered_from, dict(d.table.maps).values().__repr__()) for d in loaded.documents],
         loaded.problems,
@@ -135,8 +135,15 @@ def _read(text: str, light: object) -> object:
     )
 
 
+@pytest.fixture
+def parts_always(monkeypatch):
+    from meshlint.source import loader
+
+    monkeypatch.setattr(loader, "PARTS_FROM", 0)
+
+
 @needs_libyaml
-def test_reading_part_by_part_reads_what_reading_whole_reads():
+def test_reading_part_by_part_reads_what_reading_whole_reads(parts_always):
     """Helm's `# Source:` comments, directives, broken parts, empty parts: every fixture and corpus
     file, read whole and part by part (composing every part)."""
     texts = [*_texts(), "# Source: a.yaml\n---\nx: 1\n", "x: 1\n# Source: b.yaml\n---\ny: 2\n", "--- 1\n# Source: c\n---\na: 1\n", "%YAML 1.1\n---\na: 1\n"]
@@ -145,7 +152,7 @@ def test_reading_part_by_part_reads_what_reading_whole_reads():
 
 
 @needs_libyaml
-def test_syntax_only_parts_are_counted_not_composed():
+def test_syntax_only_parts_are_counted_not_composed(parts_always):
     text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: t\n  name: u\n"
     loaded = load_text("f.yaml", text, light=lambda kind, api, chunk: kind == "Secret")
     assert loaded.light == [("Secret", "v1")]  # the first part: valid, read for its syntax alone

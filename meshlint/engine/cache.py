@@ -89,6 +89,7 @@ class ResultCache:
         self.entries: dict[str, FileResult] = {}
         self.fresh: dict[str, FileResult] = {}
         self.hits = 0
+        self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
         try:
             with open(self.path, "rb") as handle:
                 if handle.read(len(_FORMAT)) == _FORMAT:

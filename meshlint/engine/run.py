@@ -323,8 +323,11 @@ def _check_cached(plan: Plan, cache: ResultCache, path: str) -> FileResult:
     except OSError:
         return _check_file(plan, path)  # which reports it
     fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
-    flags = stable((path in plan.widened, path in plan.alone, fragment, stable(plan.of(path).config)))
-    key = cache.file_key(path, data, flags)
+    governed = plan.of(path)
+    config = cache.configs.get(id(governed.config))
+    if config is None:
+        config = cache.configs[id(governed.config)] = stable(governed.config)
+    key = cache.file_key(path, data, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
     found = cache.get(key)
     if found is not None:
         found.cached = True

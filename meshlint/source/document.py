@@ -49,7 +49,7 @@ class PositionTable:
     (`MapEntry`, `SeqEntry`), each container converted the first time it is asked for. Most containers
     never are: a position is only needed where a finding lands or a fix is written."""
 
-    __slots__ = ("_offset", "_place", "kept", "lines", "maps", "path", "raw_maps", "raw_seqs", "raw_starts", "seqs", "starts")
+    __slots__ = ("_offset", "_place", "kept", "lines", "maps", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts", "seqs", "starts")
 
     def __init__(self, path: str, lines: list[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
         self.path = path
@@ -60,6 +60,9 @@ class PositionTable:
         self._offset = line_offset + 1
         self._place = place
         self.kept: list[Any] = []  # containers the data no longer holds (a duplicate key's first value)
+        # Set by a reader that saw neither an alias nor a merge key: then every entry below a container
+        # starts after the container does (an alias's value stands where its anchor is, before).
+        self.ordered = False
         self.maps: Mapping[int, dict[Any, MapEntry]] = _Maps(self)
         self.seqs: Mapping[int, list[SeqEntry]] = _Seqs(self)
         self.starts: Mapping[int, tuple[int, int]] = _Starts(self)
@@ -277,7 +280,8 @@ class Node:
         shifted = table._place is None
         target = (position.line - table._offset, position.column - 1) if shifted else (position.line, position.column)
         at = table.at
-        raw_maps, raw_seqs = table.raw_maps, table.raw_seqs
+        raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
+        prune = shifted and table.ordered
         best_start: tuple[int, int] = (-(1 << 62), 0)
         best_depth = -1
         best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
@@ -313,6 +317,8 @@ class Node:
                             best_start, best_depth, best = start, below, child_ref
                     if isinstance(child, (dict, list)):
                         children.append((child, child_ref))
+            if prune:  # nothing below a container that starts after the target can start before it
+                children = [c for c in children if _before(raw_starts.get(id(c[0])), target)]
             # In document order, so a shared (aliased) container is named where its anchor stands.
             stack.extend((child, child_ref, below) for child, child_ref in reversed(children))
         return _spelled(best)
@@ -343,6 +349,10 @@ class Node:
         column = offset - (text.rfind("\n", 0, offset) + 1)
         file_line, file_column = self.placer()(line, column)
         return Position(self.pos.path, file_line, file_column)
+
+
+def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
+    return mark is None or (mark.line, mark.column) <= target
 
 
 def _spelled(ref: tuple[Any, ...] | None) -> str:

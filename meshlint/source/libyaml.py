@@ -18,7 +18,7 @@ from typing import Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
 from meshlint.source.document import Document, Placer, PositionTable, RawMap
-from meshlint.source.yaml11 import resolve_plain, scalar_of
+from meshlint.source.yaml11 import implicit_first_characters, resolve_plain, scalar_of
 
 _parser: Any = None  # PyYAML's CParser class, or False when it cannot be had
 _events: Any = None
@@ -71,10 +71,14 @@ def read_documents(
     """Append the documents of `text` (0-based line `line_offset` of its file) numbered from
     `index`; returns the next index. Raises the parser's error, or `TooDeep` (with the 1-based line),
     after appending the documents before it. An embedded string is read with `place`, which maps its
-    marks into the host file; `counts` receives the number of problems after each document."""
+    marks into the host file; `counts` receives the number of problems after each document.
+
+    One loop over the events, with the value each finishes kept in locals (value, mark, style, raw,
+    merge) and handed to its parent at once: this loop is where a run spends most of its reading."""
     events = _events
     Scalar, Alias, MapStart, SeqStart = events.ScalarEvent, events.AliasEvent, events.MappingStartEvent, events.SequenceStartEvent
-    MapEnd, SeqEnd, DocStart, StreamEnd = events.MappingEndEvent, events.SequenceEndEvent, events.DocumentStartEvent, events.StreamEndEvent
+    MapEnd, SeqEnd, StreamEnd = events.MappingEndEvent, events.SequenceEndEvent, events.StreamEndEvent
+    first_chars = implicit_first_characters()
     parser = _parser(text)
     get = parser.get_event
     try:
@@ -84,130 +88,120 @@ def read_documents(
             event = get()
             if event.__class__ is StreamEnd:
                 return index
-            assert event.__class__ is DocStart
             table = PositionTable(path, lines, line_offset, place)
             where = table.at
+            raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
             anchors: dict[str, tuple[Any, Any, Any, Any]] = {}  # name -> (value, start mark, style, raw)
             open_anchors: set[str] = set()
-            # A frame: [data, entries, start mark, anchor, pending key or None, merged sources] for a
-            # mapping, [data, entries, start mark, anchor] for a sequence.
+            # A frame: [data, entries, start mark, anchor, pending key, merged sources]; for a sequence
+            # the last two stay None. The pending key is None (a key comes next), (key, key mark), or
+            # a marker: the value of a merge key, or of a complex key (which is read, then left out).
             stack: list[list[Any]] = []
-            found: list[Any] = []
+            root: tuple[Any, Any] | None = None
             deep_at: int | None = None
-            skipping = 0  # > 0 inside the value of a complex key, which is read but left out
+            skipping = 0  # > 0 inside the value of a complex key
             while True:
                 event = get()
                 cls = event.__class__
-                # The value just finished: (value, start mark, style, raw).
+                merge = False
                 if cls is Scalar:
-                    text_value = event.value
+                    value = raw = event.value
                     tag = event.tag
                     if tag is None or tag == "!":
-                        plain = event.implicit[0]
-                        value = resolve_plain(text_value) if plain else text_value
-                        merge = plain and text_value == "<<"
+                        if event.implicit[0]:
+                            if raw[:1] in first_chars:
+                                value = resolve_plain(raw)
+                                merge = raw == "<<"
                     else:
-                        value = scalar_of(tag, text_value)
-                        merge = text_value == "<<" and tag.endswith(":merge")
-                    done = (value, event.start_mark, event.style or None, text_value if value.__class__ is not str else None, merge)
+                        value = scalar_of(tag, raw)
+                        merge = raw == "<<" and tag.endswith(":merge")
+                    if value.__class__ is str:
+                        raw = None
+                    mark = event.start_mark
+                    style = event.style or None
+                    end_mark = event.end_mark
                     if event.anchor is not None:
                         _anchor(anchors, event)
-                        anchors[event.anchor] = done[:4]
+                        anchors[event.anchor] = (value, mark, style, raw)
                 elif cls is MapStart or cls is SeqStart:
                     if len(stack) > max_depth and deep_at is None and not skipping:
                         deep_at = where(event.start_mark)[0]
-                    if cls is MapStart:
-                        frame = [{}, {}, event.start_mark, event.anchor, None, None]
-                    else:
-                        frame = [[], [], event.start_mark, event.anchor]
+                    frame = [{} if cls is MapStart else [], {} if cls is MapStart else [], event.start_mark, event.anchor, None, None]
                     if event.anchor is not None:
                         _anchor(anchors, event)
                         anchors[event.anchor] = (frame[0], event.start_mark, None, None)
                         open_anchors.add(event.anchor)
                     stack.append(frame)
                     continue
-                elif cls is MapEnd:
+                elif cls is MapEnd or cls is SeqEnd:
                     frame = stack.pop()
-                    data, entries = frame[0], frame[1]
+                    value = frame[0]
+                    mark = frame[2]
+                    style = raw = None
+                    end_mark = event.end_mark
                     if frame[5] is not None:
-                        _merge(data, entries, frame[5], table)
+                        _merge(value, frame[1], frame[5], table)
                     if not skipping:
-                        table.raw_maps[id(data)] = entries
-                        table.raw_starts[id(data)] = frame[2]
+                        if cls is MapEnd:
+                            raw_maps[id(value)] = frame[1]
+                        else:
+                            raw_seqs[id(value)] = frame[1]
+                        raw_starts[id(value)] = mark
                     if frame[3] is not None:
                         open_anchors.discard(frame[3])
-                    done = (data, frame[2], None, None, False)
-                    end_mark = event.end_mark
-                elif cls is SeqEnd:
-                    frame = stack.pop()
-                    data = frame[0]
-                    if not skipping:
-                        table.raw_seqs[id(data)] = frame[1]
-                        table.raw_starts[id(data)] = frame[2]
-                    if frame[3] is not None:
-                        open_anchors.discard(frame[3])
-                    done = (data, frame[2], None, None, False)
-                    end_mark = event.end_mark
                 elif cls is Alias:
                     name = event.anchor
                     if name not in anchors:
                         raise ComposeError(None, None, "found undefined alias", event.start_mark)
-                    target = anchors[name]
+                    value, mark, style, raw = anchors[name]
                     if name in open_anchors:
-                        done = (_RECURSIVE, target[1], None, None, False)
-                    else:
-                        done = (*target, False)
+                        value, style, raw = _RECURSIVE, None, None
                 else:  # document end
                     break
-                if cls is Scalar:
-                    end_mark = event.end_mark
                 # Hand the finished value to its parent.
                 if not stack:
-                    found.append(done)
+                    root = (value, mark)
                     continue
                 parent = stack[-1]
-                if len(parent) == 4:  # a sequence
-                    value = done[0]
+                data = parent[0]
+                if data.__class__ is list:
                     if value is _RECURSIVE:
-                        mark = done[1]
                         problems.append(SyntaxProblem(*where(mark), recursive, False))
                         value = None
-                    parent[0].append(value)
-                    parent[1].append((done[1], done[2], done[3]))
+                    data.append(value)
+                    parent[1].append((mark, style, raw))
                     continue
                 pending = parent[4]
                 if pending is None:  # a key
-                    key = done[0]
-                    if key is _RECURSIVE:
-                        mark = done[1]
+                    if value is _RECURSIVE:
                         problems.append(SyntaxProblem(*where(mark), recursive, False))
-                        key = None
-                    if done[4]:
+                        value = None
+                    if merge:
                         parent[4] = _MERGE_PENDING
-                    elif key.__class__ is dict or key.__class__ is list:
+                    elif value.__class__ is dict or value.__class__ is list:
                         parent[4] = (_SKIP_PENDING, len(problems))
                         skipping += 1
                     else:
-                        if key.__class__ is not str:
-                            key = ("true" if key else "false") if key.__class__ is bool else "null" if key is None else str(key)
-                        parent[4] = (key, done[1])
+                        if value.__class__ is not str:
+                            value = ("true" if value else "false") if value.__class__ is bool else "null" if value is None else str(value)
+                        parent[4] = (value, mark)
                     continue
                 parent[4] = None
                 if pending is _MERGE_PENDING:
                     if parent[5] is None:
                         parent[5] = []
-                    parent[5].append(None if done[0] is _RECURSIVE else done[0])
-                    if done[0] is _RECURSIVE:
-                        mark = done[1]
+                    if value is _RECURSIVE:
                         problems.append(SyntaxProblem(*where(mark), recursive, False))
-                    continue
-                if pending[0] is _SKIP_PENDING:
-                    skipping -= 1
-                    del problems[pending[1] :]  # ruamel's path never converts the value of a complex key
+                        value = None
+                    parent[5].append(value)
                     continue
                 key, key_mark = pending
-                data, entries = parent[0], parent[1]
-                if done[0] is _RECURSIVE:
+                if key is _SKIP_PENDING:
+                    skipping -= 1
+                    del problems[key_mark:]  # ruamel's path never converts the value of a complex key
+                    continue
+                entries = parent[1]
+                if value is _RECURSIVE:
                     problems.append(SyntaxProblem(*where(key_mark), recursive, False))
                     data[key] = None
                     entries[key] = (key_mark, key_mark, None, None)
@@ -218,14 +212,15 @@ def read_documents(
                     table.kept.append(data[key])
                     first = where(entries[key][0])[0]
                     problems.append(SyntaxProblem(*where(key_mark), duplicate.format(key=key, first=first), False))
-                data[key] = done[0]
-                entries[key] = (key_mark, done[1], done[2], done[3])
+                data[key] = value
+                entries[key] = (key_mark, mark, style, raw)
+            table.ordered = not anchors  # no anchor, so no alias and nothing merged
             if deep_at is not None:
                 raise TooDeep(deep_at)
-            for value, mark, _, _, _ in found:
-                line, column = where(mark)
+            if root is not None:
+                line, column = where(root[1])
                 source = rendered_from(lines, after, line - 1) if place is None else None
-                documents.append(Document(path, index, value if value is not _RECURSIVE else None, line, column, table, source))
+                documents.append(Document(path, index, root[0] if root[0] is not _RECURSIVE else None, line, column, table, source))
                 index += 1
             if counts is not None:
                 counts.append(len(problems))

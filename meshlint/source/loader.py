@@ -94,7 +94,7 @@ def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | Non
     if too_deep:
         loaded.problems.append(SyntaxProblem(too_deep + line_offset, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
         return loaded
-    if light is not None and _parts_read_alike(text):
+    if light is not None and len(text) >= PARTS_FROM and _parts_read_alike(text):
         _compose_by_document(loaded, text, line_offset, light)
         return loaded
     try:
@@ -189,6 +189,9 @@ def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> in
     return index
 
 
+# Reading part by part costs a parser per part; it pays from files of this size (a big stream, a CRD),
+# where parts no rule reads skip the composer. Smaller files are read whole.
+PARTS_FROM = 16 * 1024
 _DIRECTIVE = re.compile(r"^%", re.M)
 _SOURCE_LINE = re.compile(r"^#\s*Source:", re.M)
 _CONTENT_LINE = re.compile(r"^(?!---(?:[ \t]*(?:#.*)?)\r?$)[ \t]*[^#\s]", re.M)

@@ -150,6 +150,17 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+def implicit_first_characters() -> frozenset[str]:
+    """The characters a plain scalar of some other type than string can start with ("" for empty)."""
+    global _FIRSTS
+    if _FIRSTS is None:
+        _FIRSTS = frozenset(_BY_FIRST if _BY_FIRST is not None else _table())
+    return _FIRSTS
+
+
+_FIRSTS: frozenset[str] | None = None
+
+
 def _table() -> dict[str, list[tuple[str, Any]]]:
     global _BY_FIRST
     import re
