@@ -108,10 +108,9 @@ def read_documents(
                     value = raw = event.value
                     tag = event.tag
                     if tag is None or tag == "!":
-                        if event.implicit[0]:
-                            if raw[:1] in first_chars:
-                                value = resolve_plain(raw)
-                                merge = raw == "<<"
+                        if event.implicit[0] and raw[:1] in first_chars:
+                            value = resolve_plain(raw)
+                            merge = raw == "<<"
                     else:
                         value = scalar_of(tag, raw)
                         merge = raw == "<<" and tag.endswith(":merge")
