@@ -382,11 +382,15 @@ def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     findings: list[Finding] = []
     used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
     # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
-    rules = [r for r in governed.rules if WORKLOAD in r.scopes] if path in plan.widened else governed.rules
-    for rule in rules:
-        context = governed.contexts[rule.code]
-        for subject, about, pods in subjects(rule, loaded, resources):
-            for issue in rule.check(subject, context):
+    dispatch = _dispatch(governed, path in plan.widened)
+    # File subjects first, then each resource with the rules its kind has: for any one rule its
+    # findings come in the order a loop over rules then resources gives (ties sort stably by rule).
+    checks: list[tuple[Rule, Any, Resource | None, list[Any]]] = [(rule, loaded, None, []) for rule in dispatch.file_rules]
+    for item in resources:
+        for rule in dispatch.of(item.resource.kind):
+            checks.extend((rule, subject, item.resource, pods) for subject, pods in item.for_rule(rule))
+    for rule, subject, about, pods in checks:
+        for issue in rule.check(subject, governed.contexts[rule.code]):
                 suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
                 if suppression is not None:
                     summary.suppressed += 1
@@ -396,6 +400,35 @@ def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     result.findings = fingerprinted(findings, plan.root)
     result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
     return result
+
+
+class _Dispatch:
+    """The rules of one config, bucketed once a run: those that take files, and for each resource
+    kind those that may take it (a rule's `kinds`), in the config's order."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.file_rules = [r for r in rules if FILE in r.scopes]
+        self._by_kind: dict[str, list[Rule]] = {}
+
+    def of(self, kind: str) -> list[Rule]:
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = [r for r in self.rules if r.kinds is None or kind in r.kinds]
+        return found
+
+
+_DISPATCH: dict[tuple[int, bool], tuple[Governance, _Dispatch]] = {}
+
+
+def _dispatch(governed: Governance, widened: bool) -> _Dispatch:
+    """A file checked only because a mesh-wide source it depends on changed (§W2.6) gets what that
+    source can alter: the workload rules."""
+    made = _DISPATCH.get((id(governed), widened))
+    if made is None or made[0] is not governed:
+        rules = [r for r in governed.rules if WORKLOAD in r.scopes] if widened else governed.rules
+        made = _DISPATCH[(id(governed), widened)] = (governed, _Dispatch(rules))
+    return made[1]
 
 
 _LIGHT: dict[int, tuple[Governance, Light | None]] = {}

@@ -49,7 +49,7 @@ class PositionTable:
     (`MapEntry`, `SeqEntry`), each container converted the first time it is asked for. Most containers
     never are: a position is only needed where a finding lands or a fix is written."""
 
-    __slots__ = ("_offset", "_place", "kept", "lines", "maps", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts", "seqs", "starts")
+    __slots__ = ("_converted", "_offset", "_place", "kept", "lines", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts")
 
     def __init__(self, path: str, lines: list[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
         self.path = path
@@ -63,9 +63,21 @@ class PositionTable:
         # Set by a reader that saw neither an alias nor a merge key: then every entry below a container
         # starts after the container does (an alias's value stands where its anchor is, before).
         self.ordered = False
-        self.maps: Mapping[int, dict[Any, MapEntry]] = _Maps(self)
-        self.seqs: Mapping[int, list[SeqEntry]] = _Seqs(self)
-        self.starts: Mapping[int, tuple[int, int]] = _Starts(self)
+        # Converted entries, by view and container; the views are made on demand and not kept, so a
+        # table holds no reference back to itself and goes as soon as its document does.
+        self._converted: tuple[dict[int, Any], dict[int, Any], dict[int, Any]] = ({}, {}, {})
+
+    @property
+    def maps(self) -> Mapping[int, dict[Any, MapEntry]]:
+        return _Maps(self, self._converted[0])
+
+    @property
+    def seqs(self) -> Mapping[int, list[SeqEntry]]:
+        return _Seqs(self, self._converted[1])
+
+    @property
+    def starts(self) -> Mapping[int, tuple[int, int]]:
+        return _Starts(self, self._converted[2])
 
     def at(self, mark: Mark) -> tuple[int, int]:
         """A mark as the 1-based (line, column) of the file."""
@@ -81,9 +93,9 @@ class PositionTable:
 class _Converted(Mapping[int, Any]):
     """A lazily converted view of one of the table's raw dictionaries."""
 
-    def __init__(self, table: PositionTable) -> None:
+    def __init__(self, table: PositionTable, done: dict[int, Any]) -> None:
         self.table = table
-        self.done: dict[int, Any] = {}
+        self.done = done
 
     def _raw(self) -> dict[int, Any]:
         raise NotImplementedError
