@@ -29,9 +29,10 @@ from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RESOURCE, RUN, WORKLOAD, Rule, RuleContext
 from meshlint.source import inputs
+from meshlint.source.document import Document
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.loader import Light, LoadedFile, decode, document_chunks, load_chunks, load_file
-from meshlint.suppressions import annotation_suppression, comment_suppression, entry_matches, suppressions_in
+from meshlint.source.loader import Light, LoadedFile, decode, each_chunk, load_chunks, load_file
+from meshlint.suppressions import Suppression, annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 
 @dataclass(eq=False, repr=False)
@@ -40,6 +41,7 @@ class Plan:
 
     stdin: bytes | None
     stdin_name: str
+    stdin_lines: list[str] | None  # stdin's lines, as the first pass made them
     fragments: frozenset[str]  # Kustomize patches: syntax only
     mesh: MeshContext
     governing: Governing
@@ -107,6 +109,7 @@ def run(
     plan = Plan(
         stdin=stdin,
         stdin_name=top.stdin_filename or inputs.STDIN_NAME,
+        stdin_lines=context.stdin_lines,
         fragments=fragments,
         mesh=mesh,
         governing=governing,
@@ -166,6 +169,7 @@ class _Context:
         # What the context was made of, in the order it was read: a cached result is only as good as
         # the context it was checked against (engine/cache.py).
         self.facts = hashlib.sha256()
+        self.stdin_lines: list[str] | None = None
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
         self.files_of_configs()
@@ -214,7 +218,11 @@ class _Context:
             name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
             folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
-            for chunk, resource in _context_resources(self.mesh, name, decode(data)[0]):
+            text = decode(data)[0]
+            lines = None
+            if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
+                lines = self.stdin_lines = text.splitlines()
+            for chunk, resource in _context_resources(self.mesh, name, text, lines):
                 if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
                     continue  # a profile an install may pick, unless mesh.context names it
                 self.facts.update(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
@@ -224,11 +232,10 @@ class _Context:
                     sources.add(path)
 
 
-def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[tuple[str, Resource]]:
+def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str] | None = None) -> Iterator[tuple[str, Resource]]:
     """The parts of one input that could hold mesh context, or the first sign of Istio, each with
     the text of the part it is in."""
-    lines: list[str] | None = None
-    for line_offset, chunk in document_chunks(text):
+    for line_offset, chunk in each_chunk(text):
         context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
         if not (context or sign):
@@ -344,62 +351,114 @@ def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     light = None if fragment else _syntax_only(governed)
     try:
         if path == inputs.STDIN:
-            loaded = load_file(path, plan.stdin_name, plan.stdin, light=light)
+            loaded = load_file(path, plan.stdin_name, plan.stdin, light=light, stream=True, lines=plan.stdin_lines)
         else:
-            loaded = load_file(path, data=data, light=light)
+            loaded = load_file(path, data=data, light=light, stream=True)
     except OSError as err:
         result.notes.append(f"{path}: {err.strerror or err}; skipped")
         return result
-    summary = result.summary
-    summary.files = 1
-    read_as_resources = sum(1 for kind, _ in loaded.light if kind in MESH_CONTEXT_KINDS)
-    summary.skipped_documents += len(loaded.light) - read_as_resources
-    if loaded.skipped:
-        summary.skipped_files += 1
-        summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
-    resources: list[ResourceSubjects] = []
-    for document in loaded.documents if not fragment else ():
+    check = _FileCheck(plan, path, governed, loaded, fragment)
+    for document in loaded.each_document():
+        check.document(document)
+    return check.result(result)
+
+
+class _FileCheck:
+    """One file's check, document by document: each document's resources are checked as it is read
+    and let go (a stream of thousands of documents holds one), keeping only what the file's result
+    needs: findings, counts, conflicts, and the annotation suppressions its resources hold."""
+
+    def __init__(self, plan: Plan, path: str, governed: Governance, loaded: LoadedFile, fragment: bool) -> None:
+        self.plan, self.governed, self.loaded, self.fragment = plan, governed, loaded, fragment
+        # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
+        self.dispatch = _dispatch(governed, path in plan.widened)
+        self.count_defaults = plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context
+        self.summary = Summary()
+        self.conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
+        self.findings: list[Finding] = []
+        self.used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
+        self.annotations: list[Suppression] = []
+        self.documents = 0
+
+    def document(self, document: Document) -> None:
+        self.documents += 1
+        if self.fragment:
+            return
+        summary = self.summary
         found = list(resources_of(document))
         if not found:
             summary.skipped_documents += 1
         for resource in found:
             if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
-                resources.append(ResourceSubjects(resource, plan.mesh, governed.options))
+                self.resource(ResourceSubjects(resource, self.plan.mesh, self.governed.options))
             else:
                 summary.skipped_documents += 1
-    if fragment:
-        summary.skipped_documents += len(loaded.documents)  # a patch is part of an object, not one
-    summary.resources = len(resources) + read_as_resources
-    summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
-    summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
-    if plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context:
-        summary.on_defaults = sum(1 for r in resources for v in r.views if v.istio_sidecar and not v.settings.sourced)
-    for view in (v for r in resources for v in r.views):
-        for conflict in view.conflicts:
-            key = conflict_key(conflict)
-            result.conflicts[key] = met(result.conflicts.get(key), conflict, 1)
-    lines = loaded.lines
-    findings: list[Finding] = []
-    used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
-    # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
-    dispatch = _dispatch(governed, path in plan.widened)
-    # File subjects first, then each resource with the rules its kind has: for any one rule its
-    # findings come in the order a loop over rules then resources gives (ties sort stably by rule).
-    checks: list[tuple[Rule, Any, Resource | None, list[Any]]] = [(rule, loaded, None, []) for rule in dispatch.file_rules]
-    for item in resources:
-        for rule in dispatch.of(item.resource.kind):
-            checks.extend((rule, subject, item.resource, pods) for subject, pods in item.for_rule(rule))
-    for rule, subject, about, pods in checks:
+
+    def resource(self, item: ResourceSubjects) -> None:
+        summary, governed, lines = self.summary, self.governed, self.loaded.lines
+        summary.resources += 1
+        for view in item.views:
+            summary.assumed_meshed += 1 if view.istio_sidecar and view.classification.assumed else 0
+            summary.not_checked += 1 if view.classification.unchecked else 0
+            if self.count_defaults:
+                summary.on_defaults += 1 if view.istio_sidecar and not view.settings.sourced else 0
+            for conflict in view.conflicts:
+                key = conflict_key(conflict)
+                self.conflicts[key] = met(self.conflicts.get(key), conflict, 1)
+        # For any one rule, its findings come in the order a loop over rules, then resources, gives
+        # (the file's own come first, in `result`): ties sort stably by rule.
+        about = item.resource
+        for rule in self.dispatch.of(about.kind):
+            for subject, pods in item.for_rule(rule):
+                self._check(rule, subject, about, pods, lines, governed)
+        self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
+
+    def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: list[str], governed: Governance) -> None:
         for issue in rule.check(subject, governed.contexts[rule.code]):
-                suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
-                if suppression is not None:
-                    summary.suppressed += 1
-                    used.add((suppression.position, suppression.entry_for(rule)))
-                    continue
-                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
-    result.findings = fingerprinted(findings, plan.root)
-    result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
-    return result
+            suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
+            if suppression is not None:
+                self.summary.suppressed += 1
+                self.used.add((suppression.position, suppression.entry_for(rule)))
+                continue
+            self.findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
+
+    def result(self, result: FileResult) -> FileResult:
+        """Once every document is checked: the file's own checks (its syntax problems), and the result."""
+        loaded, summary = self.loaded, self.summary
+        if loaded.skipped:  # passed over whole: nothing read from it counts
+            self.summary, self.conflicts, self.findings, self.annotations = Summary(), {}, [], []
+            self.used.clear()
+            summary = self.summary
+            summary.skipped_files += 1
+            summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
+        summary.files = 1
+        read_as_resources = sum(1 for kind, _ in loaded.light if kind in MESH_CONTEXT_KINDS)
+        summary.resources += read_as_resources
+        summary.skipped_documents += len(loaded.light) - read_as_resources
+        if self.fragment and not loaded.skipped:
+            summary.skipped_documents += self.documents  # a patch is part of an object, not one
+        file_findings = self.findings
+        self.findings = []
+        for rule in self.dispatch.file_rules:
+            self._check(rule, loaded, None, [], loaded.lines, self.governed)
+        file_findings, self.findings = self.findings, file_findings
+        result.summary = summary
+        result.conflicts = self.conflicts
+        result.findings = fingerprinted(file_findings + self.findings, self.plan.root)
+        result.notes.extend(self._suppression_notes())
+        return result
+
+    def _suppression_notes(self) -> Iterator[str]:
+        """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
+        nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
+        plan, loaded = self.plan, self.loaded
+        for suppression in [*suppressions_in(loaded.path, loaded.lines, []), *self.annotations]:
+            where = f"{suppression.position.path}:{suppression.position.line}"
+            for entry in sorted(suppression.entries):
+                if entry.upper() not in plan.known:
+                    yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
+                elif plan.report_unused and (suppression.position, entry) not in self.used and any(entry_matches(r, entry) for r in self.governed.rules):
+                    yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
 
 
 class _Dispatch:
@@ -456,21 +515,6 @@ def _syntax_only(governed: Governance) -> Light | None:
         light = syntax_only
     _LIGHT[id(governed)] = (governed, light)
     return light
-
-
-def _suppression_notes(
-    plan: Plan, governed: Governance, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]
-) -> Iterator[str]:
-    """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
-    nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
-    pods = [(item.resource, [view.template for view in item.views]) for item in resources]
-    for suppression in suppressions_in(loaded.path, loaded.lines, pods):
-        where = f"{suppression.position.path}:{suppression.position.line}"
-        for entry in sorted(suppression.entries):
-            if entry.upper() not in plan.known:
-                yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
-            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in governed.rules):
-                yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
 
 
 def _order(finding: Finding) -> tuple[str, int, int, str]:

@@ -10,6 +10,7 @@ one character inside a string (a command in a block-scalar script, a port in an 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import Any, Protocol
 
 from meshlint.findings import Position
@@ -148,7 +149,7 @@ class _Starts(_Converted):
 class Document:
     """One YAML document of a file: its data, where it starts, and the position table."""
 
-    __slots__ = ("column", "data", "index", "line", "path", "rendered_from", "table")
+    __slots__ = ("__weakref__", "column", "data", "index", "line", "path", "rendered_from", "table")
 
     def __init__(
         self, path: str, index: int, data: Any, line: int, column: int, table: PositionTable, rendered_from: str | None = None
@@ -343,7 +344,9 @@ class Node:
         if self.style == "|":
             # A literal block keeps one source line per value line, indented by the block's indentation.
             indent = 0
-            for source in self.table.lines[line0:]:
+            # (islice, not a slice: a copy of the rest of a 10,000-document stream's lines per call
+            # made checking a stream quadratic in its length.)
+            for source in islice(self.table.lines, line0, None):
                 if source.strip():
                     indent = len(source) - len(source.lstrip(" "))
                     break
