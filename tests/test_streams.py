@@ -27,8 +27,8 @@ def stream(tmp_path_factory) -> str:
     return "".join(f"---\n# Source: chart/templates/{n}.yaml\n{part}" for n, part in enumerate(parts))
 
 
-def report(text: str, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["check", "-", "--format", "json", "--no-cache", *args], input=text)
+def report(text: str, *args: str, fmt: str = "json") -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["check", "-", "--format", fmt, "--no-cache", *args], input=text)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -69,3 +69,26 @@ def test_documents_are_let_go_one_at_a_time(stream):
         del document
         assert all(ref() is None for ref in alive[:-1]), f"an earlier document is still held at {n}"
     assert len(alive) > 250
+
+
+@needs_libyaml
+@pytest.mark.parametrize("jobs", ["2", "3"])
+def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, monkeypatch, jobs):
+    from meshlint.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    ranges: list[int] = []
+    original = parallel.map_in_workers
+
+    def counted(task, items, workers):
+        ranges.append(len(items))
+        return original(task, items, workers)
+
+    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    broken = stream.replace("kind: Service\n", "kind: Service\nkind: [\n", 1)  # a problem inside one range
+    for text in (stream, broken):
+        one = report(text, "--jobs", "1")
+        assert report(text, "--jobs", jobs) == one
+        sarif = report(text, "--jobs", "1", fmt="sarif")
+        assert sarif[0] == 1 and report(text, "--jobs", jobs, fmt="sarif") == sarif
+    assert ranges and min(ranges) >= 2 * int(jobs)  # the stream was split

@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from meshlint.engine.results import FileResult
+
+T = TypeVar("T")
 
 # Forking workers costs more than checking a handful of files (a pre-commit run) or a few small ones:
 # a pool of two costs about 40 ms to start and to feed, about what 150 KB of manifests cost to check,
@@ -87,3 +90,26 @@ def _check_batch(indexes: range) -> list[FileResult]:
     return [check(files[i]) for i in indexes]
 
 
+
+
+_TASK: Callable[[Any], Any] | None = None
+
+
+def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> list[T]:
+    """`task` of each item in `jobs` forked workers (which inherit what the task reads), in order."""
+    import multiprocessing
+
+    if jobs < 2 or len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(item) for item in items]
+    global _TASK
+    _TASK = task
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
+            return pool.map(_run_task, items, chunksize=1)
+    finally:
+        _TASK = None
+
+
+def _run_task(item: Any) -> Any:
+    assert _TASK is not None, "workers are forked after the task is set"
+    return _TASK(item)

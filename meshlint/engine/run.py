@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from itertools import islice, pairwise
+from typing import Any, NamedTuple
 
 from meshlint.config import Config, ConfigError, ConfigSet
 from meshlint.engine import parallel, reach
@@ -31,7 +32,18 @@ from meshlint.rule import FILE, RESOURCE, RUN, WORKLOAD, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.document import Document
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.loader import Light, LoadedFile, decode, each_chunk, load_chunks, load_file
+from meshlint.source.loader import (
+    Light,
+    LoadedFile,
+    decode,
+    each_chunk,
+    each_part,
+    finish_stream,
+    load_chunks,
+    load_file,
+    looks_like_a_manifest,
+    streams,
+)
 from meshlint.suppressions import Suppression, annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 
@@ -123,9 +135,15 @@ def run(
         report_unused=top.report_unused_suppressions,
     )
     cache = _cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
-    check = partial(_check_file, plan) if cache is None else partial(_check_cached, plan, cache)
+    # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
+    # ranges of its documents; a tree, file by file.
+    one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
+    checker = partial(_check_stream, jobs=jobs) if one_stream else _check_file
+    check = partial(checker, plan) if cache is None else partial(_check_cached, plan, cache, checker)
     results: Iterable[FileResult]
-    if parallel.worth_forking(checked, jobs):
+    if one_stream:
+        results = map(check, checked)
+    elif parallel.worth_forking(checked, jobs):
         results = parallel.check_files(check, checked, jobs)
     else:  # one job, or too little work to pay for a pool: each file's garbage goes as the next is read
         results = map(check, checked)
@@ -323,12 +341,12 @@ def _cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultC
     return ResultCache(directory, digest.hexdigest())
 
 
-def _check_cached(plan: Plan, cache: ResultCache, path: str) -> FileResult:
+def _check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
     """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
     try:
         data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
     except OSError:
-        return _check_file(plan, path)  # which reports it
+        return checker(plan, path, None)  # which reports it
     fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
     governed = plan.of(path)
     config = cache.configs.get(id(governed.config))
@@ -339,9 +357,60 @@ def _check_cached(plan: Plan, cache: ResultCache, path: str) -> FileResult:
     if found is not None:
         found.cached = True
         return found
-    result = _check_file(plan, path, data)
+    result = checker(plan, path, data)
     result.cache_key = key
     return result
+
+
+def _check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int) -> FileResult:
+    """stdin's documents checked in `jobs` workers, each a range of them, the parts merged in order
+    (findings, counts, problems, suppressions): the result `_check_file` gives, byte for byte."""
+    assert plan.stdin is not None
+    text, problem = decode(plan.stdin)
+    governed = plan.of(path)
+    if _syntax_only(governed) is None or not streams(text):
+        return _check_file(plan, path, data)
+    count = sum(1 for _ in each_chunk(text))
+    pieces = min(count, jobs * 4)  # a few ranges a worker, so that one slow range does not hold the rest
+    bounds = [count * n // pieces for n in range(pieces + 1)]
+    parts = parallel.map_in_workers(partial(_check_range, plan), list(pairwise(bounds)), jobs)
+    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
+    check = _FileCheck(plan, path, governed, loaded, False)
+    manifest_like = False
+    for part in parts:
+        check.merge(part)
+        loaded.problems.extend(part.problems)
+        loaded.light.extend(part.light)
+        manifest_like = manifest_like or part.manifest_like
+    finish_stream(loaded, text, problem, True, manifest_like)
+    return check.result(FileResult(inputs.display_name(path)))
+
+
+class _Range(NamedTuple):
+    """What a worker found in its range of a stream's documents."""
+
+    findings: list[Finding]
+    summary: Summary
+    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]]
+    used: set[tuple[Position, str | None]]
+    annotations: list[Suppression]
+    documents: int
+    problems: list[Any]
+    light: list[tuple[str, str]]
+    manifest_like: bool
+
+
+def _check_range(plan: Plan, bounds: tuple[int, int]) -> _Range:
+    assert plan.stdin is not None
+    text = decode(plan.stdin)[0]
+    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
+    governed = plan.of(inputs.STDIN)
+    check = _FileCheck(plan, inputs.STDIN, governed, loaded, False)
+    manifest_like = False
+    for document in each_part(loaded, islice(each_chunk(text), *bounds), 0, _syntax_only(governed)):
+        manifest_like = manifest_like or looks_like_a_manifest(document)
+        check.document(document)
+    return _Range(check.findings, check.summary, check.conflicts, check.used, check.annotations, check.documents, loaded.problems, loaded.light, manifest_like)
 
 
 def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
@@ -421,6 +490,16 @@ class _FileCheck:
                 self.used.add((suppression.position, suppression.entry_for(rule)))
                 continue
             self.findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
+
+    def merge(self, part: _Range) -> None:
+        """A later range of the same stream, checked elsewhere."""
+        self.findings.extend(part.findings)
+        self.summary.add(part.summary)
+        for key, (conflict, count) in part.conflicts.items():
+            self.conflicts[key] = met(self.conflicts.get(key), conflict, count)
+        self.used |= part.used
+        self.annotations.extend(part.annotations)
+        self.documents += part.documents
 
     def result(self, result: FileResult) -> FileResult:
         """Once every document is checked: the file's own checks (its syntax problems), and the result."""

@@ -90,7 +90,7 @@ def load_file(
     if data is None:
         data = inputs.read(path)
     text, problem = decode(data)
-    if stream and light is not None and len(text) >= PARTS_FROM and not _nesting_beyond_limit(text) and _parts_read_alike(text):
+    if stream and light is not None and streams(text):
         return _streamed(display or inputs.display_name(path), text, problem, light, input_file, lines)
     loaded = load_text(display or inputs.display_name(path), text, lines=lines, light=light)
     if input_file:
@@ -107,16 +107,31 @@ def _streamed(path: str, text: str, problem: SyntaxProblem | None, light: Light,
     def documents() -> Iterator[Document]:
         manifest_like = False
         for document in each_part(loaded, each_chunk(text), 0, light):
-            data = document.data
-            manifest_like = manifest_like or (isinstance(data, dict) and ("apiVersion" in data or "kind" in data))
+            manifest_like = manifest_like or looks_like_a_manifest(document)
             yield document
-        if input_file:
-            pass_over(loaded, text, manifest_like)
-        if problem is not None:
-            loaded.problems.insert(0, problem)
+        finish_stream(loaded, text, problem, input_file, manifest_like)
 
     loaded.pending = documents
     return loaded
+
+
+def looks_like_a_manifest(document: Document) -> bool:
+    data = document.data
+    return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
+
+
+def finish_stream(loaded: LoadedFile, text: str, problem: SyntaxProblem | None, input_file: bool, manifest_like: bool) -> None:
+    """What `load_file` does once a file's documents are read: pass it over if it is a template or no
+    manifest, and put a decoding problem first."""
+    if input_file:
+        pass_over(loaded, text, manifest_like)
+    if problem is not None:
+        loaded.problems.insert(0, problem)
+
+
+def streams(text: str) -> bool:
+    """Is this text read part by part when streamed (`load_file(stream=True)`)?"""
+    return len(text) >= PARTS_FROM and not _nesting_beyond_limit(text) and _parts_read_alike(text)
 
 
 def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None, light: Light | None = None) -> LoadedFile:
