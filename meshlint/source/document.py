@@ -10,7 +10,6 @@ one character inside a string (a command in a block-scalar script, a port in an 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from itertools import islice
 from typing import Any, Protocol
 
 from meshlint.findings import Position
@@ -344,9 +343,11 @@ class Node:
         if self.style == "|":
             # A literal block keeps one source line per value line, indented by the block's indentation.
             indent = 0
-            # (islice, not a slice: a copy of the rest of a 10,000-document stream's lines per call
-            # made checking a stream quadratic in its length.)
-            for source in islice(self.table.lines, line0, None):
+            # (By index: a slice, or an islice that skips to `line0`, of a 10,000-document stream's
+            # lines per call made checking a stream quadratic in its length.)
+            lines = self.table.lines
+            for number in range(line0, len(lines)):
+                source = lines[number]
                 if source.strip():
                     indent = len(source) - len(source.lstrip(" "))
                     break
