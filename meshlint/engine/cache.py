@@ -15,15 +15,15 @@ The default folder is the user's cache directory (`$XDG_CACHE_HOME/meshlint`, el
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import sys
-import tempfile
 from typing import Any
 
 from meshlint import __version__
 from meshlint.engine.results import FileResult
+
+# pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
+# results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
 
 KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
 MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
@@ -35,9 +35,22 @@ def default_directory() -> str:
     return os.path.join(base, "meshlint")
 
 
+def hasher() -> Any:
+    """A strong hash without OpenSSL's start-up where CPython has its own BLAKE2 (it always builds it)."""
+    try:
+        from _blake2 import blake2b
+
+        return blake2b(digest_size=32)
+    except ImportError:  # a Python built without it
+        import hashlib
+
+        return hashlib.sha256()
+
+
 def code_fingerprint(rules: list[Any]) -> str:
     """meshlint's code and the rules' modules, as installed: version, module sizes and times."""
-    digest = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
+    digest = hasher()
+    digest.update(f"{__version__}\0{sys.version}\0".encode())
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for folder, subfolders, names in sorted(os.walk(package)):
         subfolders.sort()
@@ -56,7 +69,7 @@ def code_fingerprint(rules: list[Any]) -> str:
         digest.update(b"libyaml" if libyaml.available() else b"ruamel")
     except Exception:  # the reader in use is part of the key; failing to tell is "ruamel"
         digest.update(b"ruamel")
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 def _stat_into(digest: Any, path: str) -> None:
@@ -90,6 +103,8 @@ class ResultCache:
         self.fresh: dict[str, FileResult] = {}
         self.hits = 0
         self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
+        import pickle
+
         try:
             with open(self.path, "rb") as handle:
                 if handle.read(len(_FORMAT)) == _FORMAT:
@@ -101,9 +116,10 @@ class ResultCache:
 
     @staticmethod
     def file_key(path: str, data: bytes, flags: str) -> str:
-        digest = hashlib.sha256(data)
+        digest = hasher()
+        digest.update(data)
         digest.update(f"\0{path}\0{flags}".encode())
-        return digest.hexdigest()
+        return str(digest.hexdigest())
 
     def get(self, key: str) -> FileResult | None:
         found = self.entries.get(key)
@@ -120,6 +136,9 @@ class ResultCache:
         if not self.fresh and self.hits == len(self.entries):
             self._touch()
             return
+        import pickle
+        import tempfile
+
         merged = {**self.entries, **self.fresh}
         if len(merged) > MAX_ENTRIES:
             merged = dict(list(merged.items())[-MAX_ENTRIES:])

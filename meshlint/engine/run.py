@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice, pairwise
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.config import Config, ConfigError, ConfigSet
+
+if TYPE_CHECKING:
+    from meshlint.engine.cache import ResultCache
 from meshlint.engine import parallel, reach
-from meshlint.engine.cache import ResultCache, code_fingerprint, stable
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
@@ -96,7 +97,7 @@ def run(
     fragments = patch_fragments(files)
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
-    context = _Context(governing, mesh_config, taken)
+    context = _Context(governing, mesh_config, taken, cache_dir is not None)
     sources: set[str] = set()
     context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
     extra: list[str] = []
@@ -173,7 +174,7 @@ class _Context:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
 
-    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str]) -> None:
+    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False) -> None:
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
@@ -185,8 +186,8 @@ class _Context:
         self._configs_done = 0
         self.read_files: set[str] = set()
         # What the context was made of, in the order it was read: a cached result is only as good as
-        # the context it was checked against (engine/cache.py).
-        self.facts = hashlib.sha256()
+        # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
+        self.facts = _Facts(cached)
         self.stdin_lines: list[str] | None = None
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
@@ -331,9 +332,30 @@ def _source_line(lines: list[str], line: int) -> str | None:
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
+class _Facts:
+    """The first pass's facts as a hash, or nothing at all in a run without a cache."""
+
+    def __init__(self, kept: bool) -> None:
+        self.digest: Any = None
+        if kept:
+            from meshlint.engine.cache import hasher
+
+            self.digest = hasher()
+
+    def update(self, data: bytes) -> None:
+        if self.digest is not None:
+            self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest()) if self.digest is not None else ""
+
+
 def _cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
     """The cache bucket of this run: everything besides the file that a file's result depends on."""
-    digest = hashlib.sha256(code_fingerprint(rules).encode())
+    from meshlint.engine.cache import ResultCache, code_fingerprint, hasher, stable
+
+    digest = hasher()
+    digest.update(code_fingerprint(rules).encode())
     for governed in plan.governing.all():
         digest.update(stable(governed.config).encode())
     plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
@@ -347,6 +369,8 @@ def _check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, 
         data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
     except OSError:
         return checker(plan, path, None)  # which reports it
+    from meshlint.engine.cache import stable
+
     fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
     governed = plan.of(path)
     config = cache.configs.get(id(governed.config))

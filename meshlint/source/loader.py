@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from meshlint.source import inputs, screen
+from meshlint.source import inputs
 from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
 from meshlint.source.document import Document
 
@@ -216,6 +216,8 @@ def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0, li
 def each_part(loaded: LoadedFile, chunks: Iterable[tuple[int, str]], line_offset: int = 0, light: Light | None = None) -> Iterator[Document]:
     """The documents of these parts of `loaded`'s file, part by part as they are asked for; their
     problems go to `loaded.problems`, the parts read for syntax alone to `loaded.light`."""
+    if light is not None:
+        from meshlint.source import screen  # its patterns are compiled only by runs that read parts
     index = 0
     for chunk_line, chunk in chunks:
         offset = line_offset + chunk_line
