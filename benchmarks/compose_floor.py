@@ -13,7 +13,6 @@ import os
 import sys
 
 import yaml
-
 from trees import yaml_files
 
 

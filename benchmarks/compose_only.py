@@ -13,7 +13,6 @@ import os
 import sys
 
 from ruamel.yaml import YAML
-
 from trees import yaml_files
 
 

@@ -141,8 +141,7 @@ def same_output(cmd_a: list[str], cmd_b: list[str], stdin: str | None = None) ->
     with tempfile.TemporaryDirectory() as out:
         for n, cmd in enumerate((cmd_a, cmd_b)):
             path = os.path.join(out, f"{n}.json")
-            cmd = [c if c != os.devnull else path for c in cmd] + ["--format", "json"]
-            Run(cmd, stdin=stdin)
+            Run([c if c != os.devnull else path for c in cmd] + ["--format", "json"], stdin=stdin)
             with open(path, "rb") as handle:
                 outputs.append(handle.read())
     return outputs[0] == outputs[1] and bool(outputs[0])

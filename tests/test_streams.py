@@ -14,7 +14,7 @@ from meshlint.cli import main
 from meshlint.source import libyaml, loader
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from generate import generate  # noqa: E402
+from generate import generate
 
 needs_libyaml = pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
 
