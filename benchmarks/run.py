@@ -127,7 +127,13 @@ class Verdicts:
         print(f"  => {label}: {value:.2f} (target {target}) {'MET' if ok else 'MISSED'}")
 
 
+# Set by --before: the meshlint measured predates --no-cache and --cache-dir (the figures before issue 19).
+BEFORE = False
+
+
 def meshlint(*args: str) -> list[str]:
+    if BEFORE:
+        args = tuple(a for a in args if a != "--no-cache")
     return [tool("meshlint"), "check", *args, "-o", os.devnull]
 
 
@@ -153,7 +159,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2k and 10k documents, 3 pairs")
     parser.add_argument("--workdir", help="where to generate the trees (default: a temporary folder)")
     parser.add_argument("--only", help="comma-separated figures: floor,growth,jobs,stream,crd,json,cold,cache,corpus")
+    parser.add_argument("--before", action="store_true", help="the meshlint installed predates the cache: no cache options, no cache figure")
     args = parser.parse_args()
+    global BEFORE
+    BEFORE = args.before
     pairs = 3 if args.quick else args.pairs
     small, large = (2000, 10000) if args.quick else (10000, 50000)
     only = set(args.only.split(",")) if args.only else None
@@ -230,7 +239,7 @@ def main() -> None:
         if wanted("cold"):
             cold_start(work, pairs, verdicts)
 
-        if wanted("cache"):
+        if wanted("cache") and not BEFORE:
             cache_dir = os.path.join(work, "cache")
             warm_cmd = meshlint(trees[small], "--cache-dir", cache_dir)
             Run(warm_cmd)  # fill the cache
@@ -271,9 +280,9 @@ def cold_start(work: str, pairs: int, verdicts: Verdicts) -> None:
             config += "  context: [platform.yaml]\n"
         with open(os.path.join(folder, ".meshlint.yaml"), "w") as handle:
             handle.write(config)
-        for cache in ("--no-cache", None):
+        for cache in ("--no-cache", None) if not BEFORE else (None,):
             label = f"cold start / yamllint, {'a 200-document mesh.context' if with_context else 'no mesh.context'}, {'no cache' if cache else 'cache on'}"
-            args = [tool("meshlint"), "check", "checkout.yaml", *([cache] if cache else ["--cache-dir", os.path.join(folder, ".cache")])]
+            args = [tool("meshlint"), "check", "checkout.yaml", *([cache] if cache else [] if BEFORE else ["--cache-dir", os.path.join(folder, ".cache")])]
             pair = Pair(label, args, [yamllint, "checkout.yaml"], max(pairs * 4, 21), cwd=folder)
             verdicts.at_most(label, pair.time, 0.8)
     base = Pair("for the record: yamllint / python -c pass", [tool("yamllint"), "--version"], [sys.executable, "-c", "pass"], max(pairs * 2, 11))

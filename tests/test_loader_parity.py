@@ -187,3 +187,32 @@ def test_path_to_names_every_place_as_before():
                     assert root.path_to(position) == _legacy_path_to(root, position), (text[:200], line, column)
                     compared += 1
     assert compared > 3_000
+
+
+def _legacy_nesting(text):
+    """The nesting pre-check as it was: a match object per bracket."""
+    import re
+
+    from meshlint.source.compose import MAX_DEPTH
+
+    depth = 0
+    for match in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > 4 * MAX_DEPTH:
+            return text.count("\n", 0, match.start()) + 1
+        depth = max(depth, 0)
+    return 0
+
+
+def test_nesting_check_finds_the_line_it_found_before():
+    import random
+
+    from meshlint.source.loader import _nesting_beyond_limit
+
+    rng = random.Random(19)
+    texts = ["a: " + "[" * 900 + "]" * 900, "x: 1\n" * 3 + "{a: " * 850, "]" * 500 + "[" * 700 + "\n" + "[" * 200]
+    for _ in range(40):
+        texts.append("".join(rng.choice(["[", "[", "{", "]", "}", "\n", "a: 1\n"]) for _ in range(rng.randrange(200, 4000))))
+    found = [_nesting_beyond_limit(text) for text in texts]
+    assert found == [_legacy_nesting(text) for text in texts]
+    assert found[0] == 1 and found[1] == 4 and found[2] == 2
