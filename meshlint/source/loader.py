@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 
 from meshlint.source import inputs
 from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
