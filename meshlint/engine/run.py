@@ -114,6 +114,7 @@ def run(
                 notes.append(f"{path} changed: also checking {len(more)} file{'s' if len(more) != 1 else ''}")
                 extra.extend(more)
     checked = files + sorted(extra)
+    inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
     mesh = context.mesh
@@ -371,7 +372,7 @@ def _check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, 
         return checker(plan, path, None)  # which reports it
     from meshlint.engine.cache import stable
 
-    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
+    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
     governed = plan.of(path)
     config = cache.configs.get(id(governed.config))
     if config is None:
@@ -440,7 +441,7 @@ def _check_range(plan: Plan, bounds: tuple[int, int]) -> _Range:
 def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
     result = FileResult(inputs.display_name(path))
     governed = plan.of(path)
-    fragment = path != inputs.STDIN and inputs.real(path) in plan.fragments
+    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
     light = None if fragment else _syntax_only(governed)
     try:
         if path == inputs.STDIN:
