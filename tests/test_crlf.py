@@ -39,3 +39,18 @@ def test_crlf_and_lf_trees_read_alike(tmp_path):
 def test_prefilters_see_crlf_kinds():
     assert might_hold_context("apiVersion: v1\r\nkind: Namespace\r\nmetadata:\r\n  name: x\r\n")
     assert might_hold_env_source("kind: ConfigMap\r\ndata:\r\n  URL: http://db.x.svc:5432\r\n")
+
+
+def test_fast_prefilters_answer_as_the_patterns_they_stand_for():
+    """The env-source and Istio pre-checks, answered with literals first, agree with the full patterns."""
+    import random
+
+    from meshlint.mesh import envsources
+    from meshlint.model import prefilter
+
+    pieces = ["a", "istio", "name: istio-x", " name:istio", "x:8080", ":8080", "a:80800", "svc.x.svc", ".svcx", "http://", "  DB_URL: x", "\n", "  ", "KAFKA", "\tREDIS_HOST", "sidecar.istio.io/x", "istio-proxy", "apiVersion: security.istio.io/v1"]
+    rng = random.Random(19)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        assert envsources.worth_reading(text) == bool(envsources._WORTH_READING.search(text)), text
+        assert prefilter.might_show_istio(text) == bool(prefilter._ISTIO_HINT.search(text)), text

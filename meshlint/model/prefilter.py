@@ -24,7 +24,7 @@ def might_hold_context(text: str) -> bool:
     if _CONTEXT_KIND.search(text):
         return True
     if _CONFIGMAP.search(text):
-        return bool(_ISTIO_NAME.search(text))
+        return "istio" in text and bool(_ISTIO_NAME.search(text))  # (a `\b` first: the literal is found faster)
     if not _TOP_KIND.search(text):
         return bool(_HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
     return False
@@ -39,4 +39,5 @@ _ISTIO_HINT = re.compile(
 
 def might_show_istio(text: str) -> bool:
     """False only when the document surely holds no sign that Istio is in use."""
-    return bool(_ISTIO_HINT.search(text))
+    # Every alternative holds "istio": looking for it first spares a 10 MB ConfigMap the full scan.
+    return "istio" in text and bool(_ISTIO_HINT.search(text))
