@@ -215,6 +215,8 @@ def test_nesting_check_finds_the_line_it_found_before():
         texts.append("".join(rng.choice(["[", "[", "{", "]", "}", "\n", "a: 1\n"]) for _ in range(rng.randrange(200, 4000))))
     for _ in range(20):  # deep ones, near the limit on either side
         texts.append("".join(rng.choice(["[" * 50, "{", "]" * rng.randrange(1, 30), "\n", "}"]) for _ in range(rng.randrange(20, 60))))
+    texts += ["[" * 790 + "]" * 10 + "\n" + "[" * 20, "[" * 790 + "]" * 5 + "\n" + "[" * 20, "]" * 900 + "{" * 801]  # at, past, past
     found = [_nesting_beyond_limit(text) for text in texts]
     assert found == [_legacy_nesting(text) for text in texts]
+    assert found[-3:] == [0, 2, 1]
     assert found[0] == 1 and found[1] == 4 and found[2] == 2
