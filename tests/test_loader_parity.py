@@ -220,3 +220,21 @@ def test_nesting_check_finds_the_line_it_found_before():
     assert found == [_legacy_nesting(text) for text in texts]
     assert found[-3:] == [0, 2, 1]
     assert found[0] == 1 and found[1] == 4 and found[2] == 2
+
+
+def test_the_ruamel_fallback_reports_what_libyaml_reports(monkeypatch):
+    """A machine without PyYAML's C extension reads every input with ruamel.yaml: the same report."""
+    import json
+
+    from click.testing import CliRunner
+
+    from meshlint.cli import main
+
+    reports = []
+    for parser in (None, False):  # libyaml, then the pure fallback
+        monkeypatch.setattr(libyaml, "_parser", parser)
+        result = CliRunner().invoke(main, ["check", str(ROOT / "examples"), str(ROOT / "testdata"), "--format", "json", "--no-cache"])
+        assert result.exit_code == 1
+        reports.append(result.stdout)
+    assert libyaml._parser is False  # the second run did fall back
+    assert reports[0] == reports[1] and len(json.loads(reports[0])["findings"]) > 50
