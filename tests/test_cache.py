@@ -37,13 +37,13 @@ class Counting:
 
     def __init__(self, monkeypatch):
         self.checked: list[str] = []
-        original = run_module._check_file
+        original = run_module.check_file
 
         def counted(plan, path, data=None):
             self.checked.append(os.path.basename(path))
             return original(plan, path, data)
 
-        monkeypatch.setattr(run_module, "_check_file", counted)
+        monkeypatch.setattr(run_module, "check_file", counted)
 
 
 def check(path: Path, cache: Path, *more: str) -> tuple[int, str]:

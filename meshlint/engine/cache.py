@@ -17,10 +17,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint import __version__
 from meshlint.engine.results import FileResult
+from meshlint.source import inputs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from meshlint.engine.run import Plan
+    from meshlint.rule import Rule
 
 # pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
 # results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
@@ -181,3 +188,51 @@ class _quiet:
 
     def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
         return kind is not None and issubclass(kind, OSError)
+
+
+class Facts:
+    """The first pass's facts as a hash, or nothing at all in a run without a cache."""
+
+    def __init__(self, kept: bool) -> None:
+        self.digest: Any = None
+        if kept:
+            self.digest = hasher()
+
+    def update(self, data: bytes) -> None:
+        if self.digest is not None:
+            self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest()) if self.digest is not None else ""
+
+
+def open_cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
+    """The cache bucket of this run: everything besides the file that a file's result depends on."""
+    digest = hasher()
+    digest.update(code_fingerprint(rules).encode())
+    for governed in plan.governing.all():
+        digest.update(stable(governed.config).encode())
+    plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
+    digest.update(stable(plan_facts).encode())
+    return ResultCache(directory, str(digest.hexdigest()))
+
+
+def check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
+    """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
+    try:
+        data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
+    except OSError:
+        return checker(plan, path, None)  # which reports it
+    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
+    governed = plan.of(path)
+    config = cache.configs.get(id(governed.config))
+    if config is None:
+        config = cache.configs[id(governed.config)] = stable(governed.config)
+    key = cache.file_key(path, data, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
+    found = cache.get(key)
+    if found is not None:
+        found.cached = True
+        return found
+    result = checker(plan, path, data)
+    result.cache_key = key
+    return result

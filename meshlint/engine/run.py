@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import islice, pairwise
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
-
-if TYPE_CHECKING:
-    from meshlint.engine.cache import ResultCache
 from meshlint.engine import parallel, reach
+from meshlint.engine.cache import Facts, check_cached, open_cache
+from meshlint.engine.filecheck import check_file, finding, source_line
 from meshlint.engine.governance import Governance, Governing, bind
-from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
+from meshlint.engine.results import FileResult, Report, Summary
+from meshlint.engine.streams import check_stream
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.findings import Finding
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
@@ -26,26 +24,20 @@ from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import FILE, RESOURCE, RUN, WORKLOAD, Rule, RuleContext
+from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
-from meshlint.source.document import Document
 from meshlint.source.kustomize import patch_fragments
 from meshlint.source.loader import (
-    Light,
     LoadedFile,
     decode,
     each_chunk,
-    each_part,
-    finish_stream,
     load_chunks,
     load_file,
-    looks_like_a_manifest,
-    streams,
 )
-from meshlint.suppressions import Suppression, annotation_suppression, comment_suppression, entry_matches, suppressions_in
+from meshlint.suppressions import comment_suppression
 
 
 @dataclass(eq=False, repr=False)
@@ -136,12 +128,12 @@ def run(
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
     )
-    cache = _cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
+    cache = open_cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
     # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
     # ranges of its documents; a tree, file by file.
     one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
-    checker = partial(_check_stream, jobs=jobs) if one_stream else _check_file
-    check = partial(checker, plan) if cache is None else partial(_check_cached, plan, cache, checker)
+    checker = partial(check_stream, jobs=jobs) if one_stream else check_file
+    check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
     results: Iterable[FileResult]
     if one_stream:
         results = map(check, checked)
@@ -188,7 +180,7 @@ class _Context:
         self.read_files: set[str] = set()
         # What the context was made of, in the order it was read: a cached result is only as good as
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
-        self.facts = _Facts(cached)
+        self.facts = Facts(cached)
         self.stdin_lines: list[str] | None = None
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
@@ -294,7 +286,7 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
         items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, governed.contexts[rule.code]):
-                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line)))
     result.findings = fingerprinted(findings, plan.root)
     return result
 
@@ -321,7 +313,7 @@ def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
                     lines[path] = []
             if comment_suppression(lines[path], issue.position, rule) is not None:
                 continue
-            findings.append(_finding(rule, issue, governed.severities[rule.code], None, _source_line(lines[path], issue.position.line)))
+            findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines[path], issue.position.line)))
     return fingerprinted(findings, plan.root)
 
 
@@ -329,319 +321,7 @@ def _any_context(plan: Plan, rule: Rule) -> RuleContext:
     return next(g.contexts[rule.code] for g in plan.governing.all() if rule.code in g.contexts)
 
 
-def _source_line(lines: list[str], line: int) -> str | None:
-    return lines[line - 1] if 1 <= line <= len(lines) else None
-
-
-class _Facts:
-    """The first pass's facts as a hash, or nothing at all in a run without a cache."""
-
-    def __init__(self, kept: bool) -> None:
-        self.digest: Any = None
-        if kept:
-            from meshlint.engine.cache import hasher
-
-            self.digest = hasher()
-
-    def update(self, data: bytes) -> None:
-        if self.digest is not None:
-            self.digest.update(data)
-
-    def hexdigest(self) -> str:
-        return str(self.digest.hexdigest()) if self.digest is not None else ""
-
-
-def _cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
-    """The cache bucket of this run: everything besides the file that a file's result depends on."""
-    from meshlint.engine.cache import ResultCache, code_fingerprint, hasher, stable
-
-    digest = hasher()
-    digest.update(code_fingerprint(rules).encode())
-    for governed in plan.governing.all():
-        digest.update(stable(governed.config).encode())
-    plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
-    digest.update(stable(plan_facts).encode())
-    return ResultCache(directory, digest.hexdigest())
-
-
-def _check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
-    """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
-    try:
-        data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
-    except OSError:
-        return checker(plan, path, None)  # which reports it
-    from meshlint.engine.cache import stable
-
-    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
-    governed = plan.of(path)
-    config = cache.configs.get(id(governed.config))
-    if config is None:
-        config = cache.configs[id(governed.config)] = stable(governed.config)
-    key = cache.file_key(path, data, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
-    found = cache.get(key)
-    if found is not None:
-        found.cached = True
-        return found
-    result = checker(plan, path, data)
-    result.cache_key = key
-    return result
-
-
-def _check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int) -> FileResult:
-    """stdin's documents checked in `jobs` workers, each a range of them, the parts merged in order
-    (findings, counts, problems, suppressions): the result `_check_file` gives, byte for byte."""
-    assert plan.stdin is not None
-    text, problem = decode(plan.stdin)
-    governed = plan.of(path)
-    if _syntax_only(governed) is None or not streams(text):
-        return _check_file(plan, path, data)
-    count = sum(1 for _ in each_chunk(text))
-    pieces = min(count, jobs * 4)  # a few ranges a worker, so that one slow range does not hold the rest
-    bounds = [count * n // pieces for n in range(pieces + 1)]
-    parts = parallel.map_in_workers(partial(_check_range, plan), list(pairwise(bounds)), jobs)
-    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
-    check = _FileCheck(plan, path, governed, loaded, False)
-    manifest_like = False
-    for part in parts:
-        check.merge(part)
-        loaded.problems.extend(part.problems)
-        loaded.light.extend(part.light)
-        manifest_like = manifest_like or part.manifest_like
-    finish_stream(loaded, text, problem, True, manifest_like)
-    return check.result(FileResult(inputs.display_name(path)))
-
-
-class _Range(NamedTuple):
-    """What a worker found in its range of a stream's documents."""
-
-    findings: list[Finding]
-    summary: Summary
-    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]]
-    used: set[tuple[Position, str | None]]
-    annotations: list[Suppression]
-    documents: int
-    problems: list[Any]
-    light: list[tuple[str, str]]
-    manifest_like: bool
-
-
-def _check_range(plan: Plan, bounds: tuple[int, int]) -> _Range:
-    assert plan.stdin is not None
-    text = decode(plan.stdin)[0]
-    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
-    governed = plan.of(inputs.STDIN)
-    check = _FileCheck(plan, inputs.STDIN, governed, loaded, False)
-    manifest_like = False
-    for document in each_part(loaded, islice(each_chunk(text), *bounds), 0, _syntax_only(governed)):
-        manifest_like = manifest_like or looks_like_a_manifest(document)
-        check.document(document)
-    return _Range(check.findings, check.summary, check.conflicts, check.used, check.annotations, check.documents, loaded.problems, loaded.light, manifest_like)
-
-
-def _check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
-    result = FileResult(inputs.display_name(path))
-    governed = plan.of(path)
-    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
-    light = None if fragment else _syntax_only(governed)
-    try:
-        if path == inputs.STDIN:
-            loaded = load_file(path, plan.stdin_name, plan.stdin, light=light, stream=True, lines=plan.stdin_lines)
-        else:
-            loaded = load_file(path, data=data, light=light, stream=True)
-    except OSError as err:
-        result.notes.append(f"{path}: {err.strerror or err}; skipped")
-        return result
-    check = _FileCheck(plan, path, governed, loaded, fragment)
-    for document in loaded.each_document():
-        check.document(document)
-    return check.result(result)
-
-
-class _FileCheck:
-    """One file's check, document by document: each document's resources are checked as it is read
-    and let go (a stream of thousands of documents holds one), keeping only what the file's result
-    needs: findings, counts, conflicts, and the annotation suppressions its resources hold."""
-
-    def __init__(self, plan: Plan, path: str, governed: Governance, loaded: LoadedFile, fragment: bool) -> None:
-        self.plan, self.governed, self.loaded, self.fragment = plan, governed, loaded, fragment
-        # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
-        self.dispatch = _dispatch(governed, path in plan.widened)
-        self.count_defaults = plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context
-        self.summary = Summary()
-        self.conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
-        self.findings: list[Finding] = []
-        self.used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
-        self.annotations: list[Suppression] = []
-        self.documents = 0
-
-    def document(self, document: Document) -> None:
-        self.documents += 1
-        if self.fragment:
-            return
-        summary = self.summary
-        found = list(resources_of(document))
-        if not found:
-            summary.skipped_documents += 1
-        for resource in found:
-            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS:
-                self.resource(ResourceSubjects(resource, self.plan.mesh, self.governed.options))
-            else:
-                summary.skipped_documents += 1
-
-    def resource(self, item: ResourceSubjects) -> None:
-        summary, governed, lines = self.summary, self.governed, self.loaded.lines
-        summary.resources += 1
-        for view in item.views:
-            summary.assumed_meshed += 1 if view.istio_sidecar and view.classification.assumed else 0
-            summary.not_checked += 1 if view.classification.unchecked else 0
-            if self.count_defaults:
-                summary.on_defaults += 1 if view.istio_sidecar and not view.settings.sourced else 0
-            for conflict in view.conflicts:
-                key = conflict_key(conflict)
-                self.conflicts[key] = met(self.conflicts.get(key), conflict, 1)
-        # For any one rule, its findings come in the order a loop over rules, then resources, gives
-        # (the file's own come first, in `result`): ties sort stably by rule.
-        about = item.resource
-        for rule in self.dispatch.of(about.kind):
-            for subject, pods in item.for_rule(rule):
-                self._check(rule, subject, about, pods, lines, governed)
-        self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
-
-    def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: list[str], governed: Governance) -> None:
-        for issue in rule.check(subject, governed.contexts[rule.code]):
-            suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
-            if suppression is not None:
-                self.summary.suppressed += 1
-                self.used.add((suppression.position, suppression.entry_for(rule)))
-                continue
-            self.findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(lines, issue.position.line)))
-
-    def merge(self, part: _Range) -> None:
-        """A later range of the same stream, checked elsewhere."""
-        self.findings.extend(part.findings)
-        self.summary.add(part.summary)
-        for key, (conflict, count) in part.conflicts.items():
-            self.conflicts[key] = met(self.conflicts.get(key), conflict, count)
-        self.used |= part.used
-        self.annotations.extend(part.annotations)
-        self.documents += part.documents
-
-    def result(self, result: FileResult) -> FileResult:
-        """Once every document is checked: the file's own checks (its syntax problems), and the result."""
-        loaded, summary = self.loaded, self.summary
-        if loaded.skipped:  # passed over whole: nothing read from it counts
-            self.summary, self.conflicts, self.findings, self.annotations = Summary(), {}, [], []
-            self.used.clear()
-            summary = self.summary
-            summary.skipped_files += 1
-            summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
-        summary.files = 1
-        read_as_resources = sum(1 for kind, _ in loaded.light if kind in MESH_CONTEXT_KINDS)
-        summary.resources += read_as_resources
-        summary.skipped_documents += len(loaded.light) - read_as_resources
-        if self.fragment and not loaded.skipped:
-            summary.skipped_documents += self.documents  # a patch is part of an object, not one
-        file_findings = self.findings
-        self.findings = []
-        for rule in self.dispatch.file_rules:
-            self._check(rule, loaded, None, [], loaded.lines, self.governed)
-        file_findings, self.findings = self.findings, file_findings
-        result.summary = summary
-        result.conflicts = self.conflicts
-        result.findings = fingerprinted(file_findings + self.findings, self.plan.root)
-        result.notes.extend(self._suppression_notes())
-        return result
-
-    def _suppression_notes(self) -> Iterator[str]:
-        """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
-        nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
-        plan, loaded = self.plan, self.loaded
-        for suppression in [*suppressions_in(loaded.path, loaded.lines, []), *self.annotations]:
-            where = f"{suppression.position.path}:{suppression.position.line}"
-            for entry in sorted(suppression.entries):
-                if entry.upper() not in plan.known:
-                    yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
-                elif plan.report_unused and (suppression.position, entry) not in self.used and any(entry_matches(r, entry) for r in self.governed.rules):
-                    yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
-
-
-class _Dispatch:
-    """The rules of one config, bucketed once a run: those that take files, and for each resource
-    kind those that may take it (a rule's `kinds`), in the config's order."""
-
-    def __init__(self, rules: list[Rule]) -> None:
-        self.rules = rules
-        self.file_rules = [r for r in rules if FILE in r.scopes]
-        self._by_kind: dict[str, list[Rule]] = {}
-
-    def of(self, kind: str) -> list[Rule]:
-        found = self._by_kind.get(kind)
-        if found is None:
-            found = self._by_kind[kind] = [r for r in self.rules if r.kinds is None or kind in r.kinds]
-        return found
-
-
-_DISPATCH: dict[tuple[int, bool], tuple[Governance, _Dispatch]] = {}
-
-
-def _dispatch(governed: Governance, widened: bool) -> _Dispatch:
-    """A file checked only because a mesh-wide source it depends on changed (§W2.6) gets what that
-    source can alter: the workload rules."""
-    made = _DISPATCH.get((id(governed), widened))
-    if made is None or made[0] is not governed:
-        rules = [r for r in governed.rules if WORKLOAD in r.scopes] if widened else governed.rules
-        made = _DISPATCH[(id(governed), widened)] = (governed, _Dispatch(rules))
-    return made[1]
-
-
-_LIGHT: dict[int, tuple[Governance, Light | None]] = {}
-
-
-def _syntax_only(governed: Governance) -> Light | None:
-    """Which documents the rules of `governed` never read beyond their syntax: kinds no rule takes as
-    a resource, that are no workload, no List and no mesh configuration (a ConfigMap named istio*).
-    None when a file-scope rule other than ML001 reads whole files (a plugin may read any document)."""
-    made = _LIGHT.get(id(governed))
-    if made is not None and made[0] is governed:
-        return made[1]
-    light: Light | None = None
-    if all(r.code == "ML001" and r.check.__module__.startswith("meshlint.rules.") for r in governed.rules if FILE in r.scopes):
-        read_any = any(RESOURCE in r.scopes and r.kinds is None for r in governed.rules)
-        read = frozenset(k for r in governed.rules if RESOURCE in r.scopes and r.kinds is not None for k in r.kinds)
-
-        def syntax_only(kind: str, api_version: str, text: str) -> bool:
-            if read_any or kind in read or kind in WORKLOAD_KINDS or kind.endswith("List") or kind in DECLARATION_KINDS:
-                return False
-            if kind in MESH_CONFIG_KINDS:
-                return kind == "ConfigMap" and not might_hold_context(text)  # not named istio*
-            return True
-
-        light = syntax_only
-    _LIGHT[id(governed)] = (governed, light)
-    return light
-
-
 def _order(finding: Finding) -> tuple[str, int, int, str]:
     """Path, line, column and code; ties keep the order the files and rules were checked in, which is
     the same for any number of jobs. (A short key: a big report sorts without doubling its memory.)"""
     return finding.path, finding.line, finding.column, finding.code
-
-
-def _finding(rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None) -> Finding:
-    severity = configured or issue.severity or rule.severity
-    position = issue.position
-    return Finding(
-        path=position.path,
-        line=position.line,
-        column=position.column,
-        code=rule.code,
-        name=rule.name,
-        severity=severity,
-        message=issue.message,
-        help=sys.intern(issue.help),  # most help texts repeat; one copy each
-        resource=resource.identity if resource is not None else None,
-        source=source,
-        rendered_from=resource.rendered_from if resource is not None else None,
-        related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
-        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
-    )
