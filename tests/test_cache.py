@@ -5,10 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
+from meshlint.engine import cache
 from meshlint.engine import run as run_module
+
+
+@pytest.fixture(autouse=True)
+def cache_small_runs(monkeypatch):
+    """These trees are tiny; a real run this small skips the cache (see the last tests)."""
+    monkeypatch.setattr(cache, "CACHE_FROM", 0)
+
 
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: {injection}\n"
 WORKER = """apiVersion: apps/v1
@@ -142,3 +151,14 @@ def test_an_unwritable_cache_folder_costs_nothing_but_speed(tmp_path, monkeypatc
     (tmp_path / "file").write_text("")
     code, out = check(tree(tmp_path), tmp_path / "file" / "cache")  # a folder inside a file
     assert code == 1 and '"ML101"' in out
+
+
+def test_a_run_too_small_to_gain_skips_the_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)
+    code, out = check(tree(tmp_path), tmp_path / "cache")
+    assert code == 1 and '"ML101"' in out
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.setattr(cache, "CACHE_FROM", 100)  # the tree is bigger than this
+    check(tmp_path / "tree", tmp_path / "cache")
+    assert list((tmp_path / "cache").glob("results-*.pickle"))

@@ -32,9 +32,24 @@ if TYPE_CHECKING:
 # pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
 # results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
 
+# A run over less than this checks its files faster than it could read and write their cached results
+# (pickle alone costs a small run more than it checks): such runs neither read nor write the cache.
+CACHE_FROM = 256 * 1024
 KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
 MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
 _FORMAT = b"meshlint-cache-1\n"
+
+
+def worth_caching(files: list[str], stdin: bytes | None) -> bool:
+    total = len(stdin) if stdin is not None else 0
+    for path in files:
+        if total >= CACHE_FROM:
+            return True
+        try:
+            total += os.path.getsize(path) if path != inputs.STDIN else 0
+        except OSError:
+            continue
+    return total >= CACHE_FROM
 
 
 def default_directory() -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
 from meshlint.engine import parallel, reach
-from meshlint.engine.cache import Facts, check_cached, open_cache
+from meshlint.engine.cache import Facts, check_cached, open_cache, worth_caching
 from meshlint.engine.filecheck import check_file, finding, source_line
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, Summary
@@ -86,6 +86,8 @@ def run(
     notes = list(collected.warnings)
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
+    if cache_dir is not None and not worth_caching(files, stdin):
+        cache_dir = None
     fragments = patch_fragments(files)
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
