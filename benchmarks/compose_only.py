@@ -13,20 +13,14 @@ import os
 import sys
 
 from ruamel.yaml import YAML
-
-
-def yaml_files(top: str) -> list[str]:
-    found = []
-    for root, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith((".yaml", ".yml", ".json")))
-    return found
+from trees import yaml_files
 
 
 def main() -> None:
     yaml = YAML(typ="safe", pure=False)
     documents = 0
-    for path in yaml_files(sys.argv[1]):
+    target = sys.argv[1]
+    for path in [target] if os.path.isfile(target) else yaml_files(target):
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", errors="replace")
         try:

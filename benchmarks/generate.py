@@ -216,6 +216,67 @@ def generate(out: str, documents: int, seed: int = 1) -> tuple[int, int]:
     return files, written
 
 
+def stream(tree: str) -> str:
+    """The tree's documents as one stream, as `helm template` prints them (`---` and a `# Source:`)."""
+    parts = []
+    for root, dirs, names in os.walk(tree):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith(".yaml"):
+                with open(os.path.join(root, name)) as handle:
+                    for document in handle.read().split("---\n"):
+                        parts.append(f"---\n# Source: chart/templates/{name}\n{document}")
+    return "".join(parts)
+
+
+def crd(index: int, size: int) -> str:
+    """A CustomResourceDefinition of about `size` bytes: an OpenAPI schema many levels deep, with
+    descriptions, as operators ship them (no rule reads one; each must still parse)."""
+    out = [
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+        f"  name: widgets{index}.example.com\nspec:\n  group: example.com\n  names:\n    kind: Widget{index}\n    plural: widgets{index}\n"
+        "  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n"
+        "          type: object\n          properties:\n"
+    ]
+    total, field = sum(map(len, out)), 0
+    while total < size:
+        block = (
+            f"            field{field}:\n              description: Field {field} of the widget's spec; it is validated by the API server\n"
+            "                and defaulted when it is left out, which operators rely on.\n"
+            "              type: object\n              properties:\n"
+            + "".join(
+                f"                sub{n}:\n                  type: string\n                  description: sub-field {n}, don't set it by hand\n"
+                f"                  enum: [a{n}, b{n}, c{n}]\n"
+                for n in range(8)
+            )
+        )
+        out.append(block)
+        total += len(block)
+        field += 1
+    return "".join(out)
+
+
+def json_configmap(size: int) -> str:
+    """A ConfigMap whose data are JSON documents in block scalars (dashboards, policies), `size` bytes."""
+    import json
+
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboards\n  namespace: monitoring\ndata:\n"
+    out, total, n = [head], len(head), 0
+    while total < size:
+        body = json.dumps({"title": f"dashboard {n}", "panels": [{"id": i, "targets": [{"expr": f"rate(x{{a=\"{i}\"}}[5m])"}], "grid": [i, i + 1, [i, {"w": 6}]]} for i in range(40)]}, indent=2)
+        block = f"  dashboard-{n}.json: |\n" + "".join(f"    {line}\n" for line in body.splitlines())
+        out.append(block)
+        total += len(block)
+        n += 1
+    return "".join(out)
+
+
+def mesh_context(documents: int) -> str:
+    """A `mesh.context` file: Namespaces and an IstioOperator, as a platform team keeps them."""
+    parts = [OPERATOR] + [NAMESPACE.format(n=n, injection="enabled" if n % 5 else "disabled") for n in range(documents - 1)]
+    return "---\n".join(parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")

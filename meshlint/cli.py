@@ -224,6 +224,8 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fix", is_flag=True, help="Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes --fix would make as a unified diff and write nothing; exit 1 when there is one.")
 @click.option("--unsafe-fixes", is_flag=True, help="Fixes that change behaviour beyond the finding count too: --fix and --diff apply them, [*] marks them.")
+@click.option("--cache-dir", metavar="DIR", help="Keep results here for the next run (default: meshlint in the user cache directory, $XDG_CACHE_HOME or ~/.cache).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write cached results.")
 @click.pass_context
 @_guarded
 def check(
@@ -233,7 +235,7 @@ def check(
     kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
     stdin_filename: str | None = None, fail_on_skipped: bool | None = None, fix: bool = False, show_diff: bool = False,
-    unsafe_fixes: bool = False,
+    unsafe_fixes: bool = False, cache_dir: str | None = None, no_cache: bool = False,
 ) -> None:
     """Lint PATHS (files or directories; "-" reads stdin; default ".").
 
@@ -317,9 +319,15 @@ def check(
 
     rules = load_rules()
     _started()
+    if no_cache or fix or show_diff:
+        cache_dir = None  # --fix lints its own edits in memory, round by round: nothing to keep
+    elif cache_dir is None:
+        from meshlint.engine.cache import default_directory
+
+        cache_dir = default_directory()
 
     def lint() -> Any:
-        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores())
+        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
 
     fixing: list[str] = []
     if fix or show_diff:
@@ -403,10 +411,9 @@ def _started() -> None:
 
 
 def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the cores this process may use, not all the machine has
-    except AttributeError:
-        return os.cpu_count() or 1
+    from meshlint.engine.parallel import usable_cores
+
+    return usable_cores()  # the cores this process may use (affinity, cgroup quota), not all the machine has
 
 
 @main.command("rules")

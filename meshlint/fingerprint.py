@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from meshlint.findings import Finding, ResourceId
+from meshlint.source import inputs
 
 # Changes when what is hashed changes; SARIF names its fingerprint after it.
 SCHEME = "meshlint/v2"
@@ -50,7 +51,7 @@ def repo_path(path: str, root: str) -> str:
 @lru_cache(maxsize=4096)
 def _relative(cwd: str, path: str, root: str) -> str:
     absolute = os.path.join(cwd, path)
-    resolved = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+    resolved = os.path.join(inputs.real(os.path.dirname(absolute)), os.path.basename(absolute))
     return os.path.relpath(resolved, root).replace(os.sep, "/")
 
 

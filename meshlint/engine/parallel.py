@@ -2,12 +2,64 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from meshlint.engine.results import FileResult
 
-# Forking workers costs more than checking a handful of files (a pre-commit run).
+T = TypeVar("T")
+
+# Forking workers costs more than checking a handful of files (a pre-commit run) or a few small ones:
+# a pool of two costs about 40 ms to start and to feed, about what 150 KB of manifests cost to check,
+# so a run forks only from many files and 1 MiB of them, where the second core pays several times over.
 PARALLEL_FROM = 32
+PARALLEL_BYTES = 1 << 20
+
+
+def worth_forking(files: list[str], jobs: int) -> bool:
+    """Would `jobs` workers finish these files sooner than this process alone?"""
+    if jobs < 2 or len(files) < PARALLEL_FROM:
+        return False
+    total = 0
+    for path in files:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            continue  # stdin, or a file the check will report
+        if total >= PARALLEL_BYTES:
+            return True
+    return False
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity, capped by a cgroup CPU quota (a container
+    limited to 1.5 CPUs on a 64-core host gets 2 workers, not 64)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    return max(1, min(cores, math.ceil(quota))) if quota is not None else max(1, cores)
+
+
+def _cgroup_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """CPUs allowed by the cgroup quota (v2 `cpu.max`, else v1 `cpu.cfs_quota_us`), None without one."""
+    try:
+        with open(os.path.join(root, "cpu.max")) as handle:
+            quota, period = handle.read().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(root, "cpu", "cpu.cfs_quota_us")) as handle:
+            quota_us = int(handle.read())
+        with open(os.path.join(root, "cpu", "cpu.cfs_period_us")) as handle:
+            period_us = int(handle.read())
+        return None if quota_us <= 0 or period_us <= 0 else quota_us / period_us
+    except (OSError, ValueError):
+        return None
 
 # What the workers run, set before the pool forks so that they inherit it (with the mesh context).
 _WORK: tuple[Callable[[str], FileResult], list[str]] | None = None
@@ -38,3 +90,26 @@ def _check_batch(indexes: range) -> list[FileResult]:
     return [check(files[i]) for i in indexes]
 
 
+
+
+_TASK: Callable[[Any], Any] | None = None
+
+
+def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> list[T]:
+    """`task` of each item in `jobs` forked workers (which inherit what the task reads), in order."""
+    import multiprocessing
+
+    if jobs < 2 or len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(item) for item in items]
+    global _TASK
+    _TASK = task
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
+            return pool.map(_run_task, items, chunksize=1)
+    finally:
+        _TASK = None
+
+
+def _run_task(item: Any) -> Any:
+    assert _TASK is not None, "workers are forked after the task is set"
+    return _TASK(item)

@@ -83,7 +83,7 @@ def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> t
             if not entry.name.endswith(inputs.YAML_SUFFIXES) or entry.name.startswith("."):
                 continue
             path = _shown(entry.path)
-            if os.path.realpath(path) in taken or governing.excluded(path) or not entry.is_file():
+            if inputs.real(path) in taken or governing.excluded(path) or not entry.is_file():
                 continue
             found.append(path)
     return found, unseen
@@ -110,7 +110,7 @@ def governed_files(sources: list[str], files: list[str], mesh: MeshContext, take
     widened: dict[str, list[str]] = {}
     claimed = set(taken)
     for path in files:
-        real = os.path.realpath(path)
+        real = inputs.real(path)
         if real in claimed:
             continue
         try:

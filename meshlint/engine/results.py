@@ -103,3 +103,7 @@ class FileResult:
     notes: list[str] = field(default_factory=list)
     # Mesh-wide sources that disagree where this file's workloads are, with how many workloads met each.
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = field(default_factory=dict)
+    # Set when the result may be kept for the next run (engine/cache.py): the file's key, and whether
+    # it came from the cache (then there is nothing to keep).
+    cache_key: str | None = None
+    cached: bool = False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -11,10 +10,13 @@ from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
 from meshlint.engine import parallel, reach
+from meshlint.engine.cache import Facts, check_cached, open_cache, worth_caching
+from meshlint.engine.filecheck import check_file, finding, source_line
 from meshlint.engine.governance import Governance, Governing, bind
-from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
+from meshlint.engine.results import FileResult, Report, Summary
+from meshlint.engine.streams import check_stream
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.findings import Finding
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
@@ -22,21 +24,20 @@ from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import (
-    DECLARATION_KINDS,
-    HELM_VALUES,
-    MESH_CONFIG_KINDS,
-    MESH_CONTEXT_KINDS,
-    POLICY_KINDS,
-    WORKLOAD_KINDS,
-)
+from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS
 from meshlint.model.prefilter import might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
-from meshlint.rule import FILE, RUN, WORKLOAD, Rule, RuleContext
+from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.loader import LoadedFile, decode, document_chunks, load_chunks, load_file
-from meshlint.suppressions import annotation_suppression, comment_suppression, entry_matches, suppressions_in
+from meshlint.source.loader import (
+    LoadedFile,
+    decode,
+    each_chunk,
+    load_chunks,
+    load_file,
+)
+from meshlint.suppressions import comment_suppression
 
 
 @dataclass(eq=False, repr=False)
@@ -45,6 +46,7 @@ class Plan:
 
     stdin: bytes | None
     stdin_name: str
+    stdin_lines: list[str] | None  # stdin's lines, as the first pass made them
     fragments: frozenset[str]  # Kustomize patches: syntax only
     mesh: MeshContext
     governing: Governing
@@ -62,7 +64,8 @@ class Plan:
 
 
 def run(
-    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True
+    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
+    cache_dir: str | None = None,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -70,7 +73,9 @@ def run(
     context and the findings, never the whole tree. A big tree's second pass runs in `jobs` worker
     processes (one at least); the report is the same, byte for byte, for any number of them, and for
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
-    off, a file is a world of its own (a rule's fixture)."""
+    off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
+    run, and take this run's from it where nothing they depend on changed (engine/cache.py)."""
+    inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
     mesh_config = tuple(mesh_config)
     top = configs.top
@@ -81,12 +86,14 @@ def run(
     notes = list(collected.warnings)
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
+    if cache_dir is not None and not worth_caching(files, stdin):
+        cache_dir = None
     fragments = patch_fragments(files)
-    taken = {os.path.realpath(f) for f in files if f != inputs.STDIN}
-    named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and os.path.realpath(p) in taken})
-    context = _Context(governing, mesh_config, taken)
+    taken = {inputs.real(f) for f in files if f != inputs.STDIN}
+    named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
+    context = _Context(governing, mesh_config, taken, cache_dir is not None)
     sources: set[str] = set()
-    context.read([f for f in files if os.path.realpath(f) not in fragments], stdin, sources)
+    context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
     extra: list[str] = []
     unseen = False
     if beyond:
@@ -95,12 +102,13 @@ def run(
         # Only a named file widens the run: a named folder is the extent the user chose.
         for tree, changed in reach.trees(sources.intersection(named), governing).items():
             found = reach.tree_files(tree, governing)
-            context.read([p for p in found if os.path.realpath(p) not in context.read_files], None, None)
-            widened = reach.governed_files(changed, found, context.mesh, taken | {os.path.realpath(p) for p in extra})
+            context.read([p for p in found if inputs.real(p) not in context.read_files], None, None)
+            widened = reach.governed_files(changed, found, context.mesh, taken | {inputs.real(p) for p in extra})
             for path, more in sorted(widened.items()):
                 notes.append(f"{path} changed: also checking {len(more)} file{'s' if len(more) != 1 else ''}")
                 extra.extend(more)
     checked = files + sorted(extra)
+    inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
     mesh = context.mesh
@@ -109,6 +117,7 @@ def run(
     plan = Plan(
         stdin=stdin,
         stdin_name=top.stdin_filename or inputs.STDIN_NAME,
+        stdin_lines=context.stdin_lines,
         fragments=fragments,
         mesh=mesh,
         governing=governing,
@@ -121,13 +130,18 @@ def run(
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
     )
-    check = partial(_check_file, plan)
+    cache = open_cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
+    # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
+    # ranges of its documents; a tree, file by file.
+    one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
+    checker = partial(check_stream, jobs=jobs) if one_stream else check_file
+    check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
     results: Iterable[FileResult]
-    if len(checked) >= parallel.PARALLEL_FROM:
-        # Big trees are checked in worker processes, even with one job: a worker's per-file garbage
-        # never mixes with the findings this process keeps, so memory stays flat as trees grow.
-        results = parallel.check_files(check, checked, max(1, jobs))
-    else:
+    if one_stream:
+        results = map(check, checked)
+    elif parallel.worth_forking(checked, jobs):
+        results = parallel.check_files(check, checked, jobs)
+    else:  # one job, or too little work to pay for a pool: each file's garbage goes as the next is read
         results = map(check, checked)
 
     writable = frozenset(f for f in files if f != inputs.STDIN)  # what --fix may write: never stdin or widened files
@@ -142,6 +156,10 @@ def run(
         report.files.append(result.path)
         for key, (conflict, count) in result.conflicts.items():
             conflicts[key] = met(conflicts.get(key), conflict, count)
+        if cache is not None and result.cache_key is not None and not result.cached:
+            cache.put(result.cache_key, result)
+    if cache is not None:
+        cache.save()
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.summary.count(report.findings)
@@ -152,7 +170,7 @@ class _Context:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
 
-    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str]) -> None:
+    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False) -> None:
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
@@ -163,6 +181,10 @@ class _Context:
         self._placed: set[tuple[str, str]] = set()
         self._configs_done = 0
         self.read_files: set[str] = set()
+        # What the context was made of, in the order it was read: a cached result is only as good as
+        # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
+        self.facts = Facts(cached)
+        self.stdin_lines: list[str] | None = None
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
         self.files_of_configs()
@@ -176,7 +198,7 @@ class _Context:
         self._configs_done = len(met)
 
     def _context_file(self, path: str, folder: str) -> None:
-        real = os.path.realpath(path)
+        real = inputs.real(path)
         if (real, folder) in self._placed:
             return
         self._placed.add((real, folder))
@@ -185,9 +207,12 @@ class _Context:
             return
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
-            loaded = load_file(path, display, input_file=False)  # messages name it as the user would
+            data = inputs.read(path)
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
+        self.facts.update(f"context file\0{display}\0{folder}\0".encode())
+        self.facts.update(data)
+        loaded = load_file(path, display, data, input_file=False)  # messages name it as the user would
         resources = [r for d in loaded.documents for r in resources_of(d)]
         for resource in resources:
             self.mesh.add(resource, Place.of(display, folder))
@@ -198,7 +223,7 @@ class _Context:
         """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
         sources (inputs only: files read for context alone widen nothing)."""
         for path in files:
-            self.read_files.add(os.path.realpath(path))
+            self.read_files.add(inputs.real(path))
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             try:
@@ -206,20 +231,26 @@ class _Context:
             except OSError:
                 continue  # the second pass reports it
             name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
-            folder = self.as_input.get(os.path.realpath(path)) if path != inputs.STDIN else None
+            folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
             place = Place.of(name, folder) if folder is not None else None
-            for resource in _context_resources(self.mesh, name, decode(data)[0]):
+            text = decode(data)[0]
+            lines = None
+            if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
+                lines = self.stdin_lines = text.splitlines()
+            for chunk, resource in _context_resources(self.mesh, name, text, lines):
                 if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
                     continue  # a profile an install may pick, unless mesh.context names it
+                self.facts.update(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+                self.facts.update(chunk.encode())
                 self.mesh.add(resource, place)
                 if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
                     sources.add(path)
 
 
-def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Resource]:
-    """The parts of one input that could hold mesh context, or the first sign of Istio."""
-    lines: list[str] | None = None
-    for line_offset, chunk in document_chunks(text):
+def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str] | None = None) -> Iterator[tuple[str, Resource]]:
+    """The parts of one input that could hold mesh context, or the first sign of Istio, each with
+    the text of the part it is in."""
+    for line_offset, chunk in each_chunk(text):
         context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
         if not (context or sign):
@@ -228,7 +259,7 @@ def _context_resources(mesh: MeshContext, path: str, text: str) -> Iterator[Reso
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
                 if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
-                    yield resource
+                    yield chunk, resource
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
@@ -258,7 +289,7 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
         items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, governed.contexts[rule.code]):
-                findings.append(_finding(rule, issue, governed.severities[rule.code], about, _source_line(loaded.lines, issue.position.line)))
+                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line)))
     result.findings = fingerprinted(findings, plan.root)
     return result
 
@@ -285,7 +316,7 @@ def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
                     lines[path] = []
             if comment_suppression(lines[path], issue.position, rule) is not None:
                 continue
-            findings.append(_finding(rule, issue, governed.severities[rule.code], None, _source_line(lines[path], issue.position.line)))
+            findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines[path], issue.position.line)))
     return fingerprinted(findings, plan.root)
 
 
@@ -293,110 +324,7 @@ def _any_context(plan: Plan, rule: Rule) -> RuleContext:
     return next(g.contexts[rule.code] for g in plan.governing.all() if rule.code in g.contexts)
 
 
-def _source_line(lines: list[str], line: int) -> str | None:
-    return lines[line - 1] if 1 <= line <= len(lines) else None
-
-
-def _check_file(plan: Plan, path: str) -> FileResult:
-    result = FileResult(inputs.display_name(path))
-    try:
-        if path == inputs.STDIN:
-            loaded = load_file(path, plan.stdin_name, plan.stdin)
-        else:
-            loaded = load_file(path)
-    except OSError as err:
-        result.notes.append(f"{path}: {err.strerror or err}; skipped")
-        return result
-    summary = result.summary
-    summary.files = 1
-    if loaded.skipped:
-        summary.skipped_files += 1
-        summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
-    governed = plan.of(path)
-    resources: list[ResourceSubjects] = []
-    fragment = path != inputs.STDIN and os.path.realpath(path) in plan.fragments
-    for document in loaded.documents if not fragment else ():
-        found = list(resources_of(document))
-        if not found:
-            summary.skipped_documents += 1
-        for resource in found:
-            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS or resource.kind in POLICY_KINDS:
-                resources.append(ResourceSubjects(resource, plan.mesh, governed.options))
-            else:
-                summary.skipped_documents += 1
-    if fragment:
-        summary.skipped_documents += len(loaded.documents)  # a patch is part of an object, not one
-    summary.resources = len(resources)
-    summary.assumed_meshed = sum(1 for r in resources for v in r.views if v.istio_sidecar and v.classification.assumed)
-    summary.not_checked = sum(1 for r in resources for v in r.views if v.classification.unchecked)
-    if plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context:
-        summary.on_defaults = sum(1 for r in resources for v in r.views if v.istio_sidecar and not v.settings.sourced)
-    for view in (v for r in resources for v in r.views):
-        for conflict in view.conflicts:
-            key = conflict_key(conflict)
-            result.conflicts[key] = met(result.conflicts.get(key), conflict, 1)
-    lines = loaded.lines
-    findings: list[Finding] = []
-    used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
-    # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
-    rules = [r for r in governed.rules if WORKLOAD in r.scopes] if path in plan.widened else governed.rules
-    for rule in rules:
-        context = governed.contexts[rule.code]
-        for subject, about, pods in subjects(rule, loaded, resources):
-            for issue in rule.check(subject, context):
-                suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
-                if suppression is not None:
-                    summary.suppressed += 1
-                    used.add((suppression.position, suppression.entry_for(rule)))
-                    continue
-                source = _source_line(lines, issue.position.line)
-                findings.append(_finding(rule, issue, governed.severities[rule.code], about, source, loaded.newline))
-    result.findings = fingerprinted(findings, plan.root)
-    result.notes.extend(_suppression_notes(plan, governed, loaded, resources, used))
-    return result
-
-
-def _suppression_notes(
-    plan: Plan, governed: Governance, loaded: LoadedFile, resources: list[ResourceSubjects], used: set[tuple[Position, str | None]]
-) -> Iterator[str]:
-    """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
-    nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
-    pods = [(item.resource, [view.template for view in item.views]) for item in resources]
-    for suppression in suppressions_in(loaded.path, loaded.lines, pods):
-        where = f"{suppression.position.path}:{suppression.position.line}"
-        for entry in sorted(suppression.entries):
-            if entry.upper() not in plan.known:
-                yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
-            elif plan.report_unused and (suppression.position, entry) not in used and any(entry_matches(r, entry) for r in governed.rules):
-                yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
-
-
 def _order(finding: Finding) -> tuple[str, int, int, str]:
     """Path, line, column and code; ties keep the order the files and rules were checked in, which is
     the same for any number of jobs. (A short key: a big report sorts without doubling its memory.)"""
     return finding.path, finding.line, finding.column, finding.code
-
-
-def _finding(
-    rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n"
-) -> Finding:
-    severity = configured or issue.severity or rule.severity
-    position = issue.position
-    # A fix edits the file the finding is in, and writes line breaks as that file does.
-    fix = issue.fix.with_newline(newline) if issue.fix is not None and issue.fix.path == position.path else None
-    return Finding(
-        path=position.path,
-        line=position.line,
-        column=position.column,
-        code=rule.code,
-        name=rule.name,
-        severity=severity,
-        message=issue.message,
-        help=sys.intern(issue.help),  # most help texts repeat; one copy each
-        resource=resource.identity if resource is not None else None,
-        source=source,
-        rendered_from=resource.rendered_from if resource is not None else None,
-        related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
-        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
-        fix=fix,
-    )

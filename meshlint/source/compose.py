@@ -1,4 +1,8 @@
-"""From YAML text to Documents: composed nodes converted to plain data, positions into a side table.
+"""From YAML text to Documents: plain data, with the parser's marks in a side table.
+
+libyaml through PyYAML's C parser reads documents when it can be imported (`libyaml`); otherwise, and
+for the second try after a C parser error, ruamel.yaml composes nodes that `Converter` turns into the
+same data and table.
 
 Aliases are converted once and shared, so an alias bomb costs what its text costs; an alias that refers
 to itself is cut and reported. Duplicate keys are reported where the second one stands. Positions are
@@ -10,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from meshlint.source.document import Document, MapEntry, Placer, PositionTable, SeqEntry
+from meshlint.source.document import Document, Placer, PositionTable, RawMap, RawSeq
 from meshlint.source.yaml11 import compose_all, node_tag, scalar_value
 
 # Beyond this depth a document is not read (ruamel.yaml's C composer crashes on tens of thousands of
@@ -43,6 +47,14 @@ def compose_into(
     """Append every document of `text`, which starts at 0-based line `line_offset` of the file whose
     `lines` are given, numbering them from `index`; returns the next index. Raises what the parser
     raises on bad YAML, after appending the documents before the error."""
+    if not pure:
+        from meshlint.source import libyaml
+
+        if libyaml.available():
+            try:
+                return libyaml.read_documents(documents, problems, text, path, lines, index, line_offset, MAX_DEPTH, RECURSIVE_ALIAS, DUPLICATE_KEY)
+            except libyaml.TooDeep as err:
+                raise DocumentTooDeep(err.args[0]) from None
 
     def place(line: int, column: int) -> tuple[int, int]:
         return line + 1 + line_offset, column + 1
@@ -51,10 +63,10 @@ def compose_into(
     for node in compose_all(text, pure):
         if node is None:
             continue
-        converter = Converter(path, lines, place)
+        converter = Converter(path, lines, place, line_offset)
         data = converter.convert(node)
         line, col = place(node.start_mark.line, node.start_mark.column)
-        source = _rendered_from(lines, after, line - 1)
+        source = rendered_from(lines, after, line - 1)
         documents.append(Document(path, index, data, line, col, converter.table, source))
         problems.extend(converter.problems)
         after = node.end_mark.line + line_offset
@@ -65,7 +77,7 @@ def compose_into(
 _SOURCE_COMMENT = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
 
 
-def _rendered_from(lines: list[str], start: int, end: int) -> str | None:
+def rendered_from(lines: list[str], start: int, end: int) -> str | None:
     """The path in a `# Source: chart/templates/x.yaml` comment between two documents (Helm writes one
     before each document it renders), if there is one."""
     for text in lines[start:end]:
@@ -101,8 +113,9 @@ def problem_from(err: Exception, text: str) -> SyntaxProblem:
 class Converter:
     """Turns a composed node tree into plain data, filling the position table as it goes."""
 
-    def __init__(self, path: str, lines: list[str], place: Placer) -> None:
-        self.table = PositionTable(path, lines)
+    def __init__(self, path: str, lines: list[str], place: Placer, line_offset: int | None = None) -> None:
+        # A document's table maps marks by its line offset; an embedded string's by its placer.
+        self.table = PositionTable(path, lines, line_offset or 0, None if line_offset is not None else place)
         self.place = place
         self.problems: list[SyntaxProblem] = []
         self._done: dict[int, Any] = {}
@@ -132,20 +145,18 @@ class Converter:
 
     def _sequence(self, node: Any, depth: int) -> list[Any]:
         result: list[Any] = []
-        entries: list[SeqEntry] = []
-        place = self.place
+        entries: RawSeq = []
         for item in node.value:
-            line, col = place(item.start_mark.line, item.start_mark.column)
             value = self.convert(item, depth + 1)
-            entries.append((line, col, _style(item), _raw(item, value)))
+            entries.append((item.start_mark, _style(item), _raw(item, value)))
             result.append(value)
-        self.table.seqs[id(result)] = entries
-        self.table.starts[id(result)] = place(node.start_mark.line, node.start_mark.column)
+        self.table.raw_seqs[id(result)] = entries
+        self.table.raw_starts[id(result)] = node.start_mark
         return result
 
     def _mapping(self, node: Any, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        entries: dict[Any, MapEntry] = {}
+        entries: RawMap = {}
         place = self.place
         merged: list[Any] = []
         for key_node, value_node in node.value:
@@ -162,27 +173,26 @@ class Converter:
             if id(value_node) in self._active:
                 self.problems.append(SyntaxProblem(kline, kcol, RECURSIVE_ALIAS, parse=False))
                 result[key] = None
-                entries[key] = (kline, kcol, kline, kcol, None, None)
+                entries[key] = (key_node.start_mark, key_node.start_mark, None, None)
                 continue
             if key in entries:
-                first = entries[key][0]
+                first = place(entries[key][0].line, entries[key][0].column)[0]
                 self.problems.append(SyntaxProblem(kline, kcol, DUPLICATE_KEY.format(key=key, first=first), parse=False))
             value = self.convert(value_node, depth + 1)
-            vline, vcol = place(value_node.start_mark.line, value_node.start_mark.column)
             result[key] = value
-            entries[key] = (kline, kcol, vline, vcol, _style(value_node), _raw(value_node, value))
+            entries[key] = (key_node.start_mark, value_node.start_mark, _style(value_node), _raw(value_node, value))
         for source in merged:
             for part in source if isinstance(source, list) else [source]:
                 if not isinstance(part, dict):
                     continue
-                part_entries = self.table.maps.get(id(part), {})
+                part_entries = self.table.raw_maps.get(id(part), {})
                 for key, value in part.items():
                     if key not in result:
                         result[key] = value
                         if key in part_entries:
                             entries[key] = part_entries[key]
-        self.table.maps[id(result)] = entries
-        self.table.starts[id(result)] = place(node.start_mark.line, node.start_mark.column)
+        self.table.raw_maps[id(result)] = entries
+        self.table.raw_starts[id(result)] = node.start_mark
         return result
 
 

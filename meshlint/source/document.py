@@ -9,9 +9,8 @@ one character inside a string (a command in a block-scalar script, a port in an 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from meshlint.findings import Position
 
@@ -25,29 +24,142 @@ SeqEntry = tuple[int, int, "str | None", "str | None"]
 Placer = Callable[[int, int], tuple[int, int]]
 
 
-@dataclass(eq=False, repr=False)
+class Mark(Protocol):
+    """Where the parser saw something: 0-based, in the text it parsed (libyaml's and ruamel's marks)."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+# What the reader keeps: the parser's marks, turned into file positions only when asked for.
+RawEntry = tuple[Mark, Mark, "str | None", "str | None"]  # key mark, value mark, value style, raw text
+RawMap = dict[Any, RawEntry]
+RawSeq = list[tuple[Mark, "str | None", "str | None"]]  # item mark, style, raw text
+
+
 class PositionTable:
     """Where the values of one document (or one embedded string) stand in their file, whose `lines`
-    it keeps so that a place inside a block scalar can be found."""
+    it keeps so that a place inside a block scalar can be found.
 
-    path: str
-    lines: list[str] = field(default_factory=list)
-    maps: dict[int, dict[Any, MapEntry]] = field(default_factory=dict)
-    seqs: dict[int, list[SeqEntry]] = field(default_factory=dict)
-    starts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    The reader stores the parser's marks per container (`raw_maps`, `raw_seqs`, `raw_starts`, keyed by
+    the container's identity); `maps`, `seqs` and `starts` give them as 1-based file positions
+    (`MapEntry`, `SeqEntry`), each container converted the first time it is asked for. Most containers
+    never are: a position is only needed where a finding lands or a fix is written."""
+
+    __slots__ = ("_converted", "_offset", "_place", "kept", "lines", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts")
+
+    def __init__(self, path: str, lines: list[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
+        self.path = path
+        self.lines = lines if lines is not None else []
+        self.raw_maps: dict[int, RawMap] = {}
+        self.raw_seqs: dict[int, RawSeq] = {}
+        self.raw_starts: dict[int, Mark] = {}
+        self._offset = line_offset + 1
+        self._place = place
+        self.kept: list[Any] = []  # containers the data no longer holds (a duplicate key's first value)
+        # Set by a reader that saw neither an alias nor a merge key: then every entry below a container
+        # starts after the container does (an alias's value stands where its anchor is, before).
+        self.ordered = False
+        # Converted entries, by view and container; the views are made on demand and not kept, so a
+        # table holds no reference back to itself and goes as soon as its document does.
+        self._converted: tuple[dict[int, Any], dict[int, Any], dict[int, Any]] = ({}, {}, {})
+
+    @property
+    def maps(self) -> Mapping[int, dict[Any, MapEntry]]:
+        return _Maps(self, self._converted[0])
+
+    @property
+    def seqs(self) -> Mapping[int, list[SeqEntry]]:
+        return _Seqs(self, self._converted[1])
+
+    @property
+    def starts(self) -> Mapping[int, tuple[int, int]]:
+        return _Starts(self, self._converted[2])
+
+    def at(self, mark: Mark) -> tuple[int, int]:
+        """A mark as the 1-based (line, column) of the file."""
+        if self._place is None:
+            return mark.line + self._offset, mark.column + 1
+        return self._place(mark.line, mark.column)
+
+    def position(self, mark: Mark) -> Position:
+        line, column = self.at(mark)
+        return Position(self.path, line, column)
 
 
-@dataclass(eq=False, repr=False)
+class _Converted(Mapping[int, Any]):
+    """A lazily converted view of one of the table's raw dictionaries."""
+
+    def __init__(self, table: PositionTable, done: dict[int, Any]) -> None:
+        self.table = table
+        self.done = done
+
+    def _raw(self) -> dict[int, Any]:
+        raise NotImplementedError
+
+    def _convert(self, raw: Any) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, key: int) -> Any:
+        done = self.done.get(key)
+        if done is None:
+            done = self.done[key] = self._convert(self._raw()[key])
+        return done
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._raw())
+
+    def __len__(self) -> int:
+        return len(self._raw())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw()
+
+
+class _Maps(_Converted):
+    def _raw(self) -> dict[int, Any]:
+        return self.table.raw_maps
+
+    def _convert(self, raw: RawMap) -> dict[Any, MapEntry]:
+        at = self.table.at
+        return {key: (*at(entry[0]), *at(entry[1]), entry[2], entry[3]) for key, entry in raw.items()}
+
+
+class _Seqs(_Converted):
+    def _raw(self) -> dict[int, Any]:
+        return self.table.raw_seqs
+
+    def _convert(self, raw: RawSeq) -> list[SeqEntry]:
+        at = self.table.at
+        return [(*at(item[0]), item[1], item[2]) for item in raw]
+
+
+class _Starts(_Converted):
+    def _raw(self) -> dict[int, Any]:
+        return self.table.raw_starts
+
+    def _convert(self, raw: Mark) -> tuple[int, int]:
+        return self.table.at(raw)
+
+
 class Document:
     """One YAML document of a file: its data, where it starts, and the position table."""
 
-    path: str
-    index: int
-    data: Any
-    line: int
-    column: int
-    table: PositionTable
-    rendered_from: str | None = None  # the `# Source:` comment Helm writes before a rendered document
+    __slots__ = ("__weakref__", "column", "data", "index", "line", "path", "rendered_from", "table")
+
+    def __init__(
+        self, path: str, index: int, data: Any, line: int, column: int, table: PositionTable, rendered_from: str | None = None
+    ) -> None:
+        self.path = path
+        self.index = index
+        self.data = data
+        self.line = line
+        self.column = column
+        self.table = table
+        self.rendered_from = rendered_from  # the `# Source:` comment Helm writes before a rendered document
 
     @property
     def root(self) -> Node:
@@ -58,31 +170,50 @@ class Node:
     """A value in a document together with where it stands; missing values are Nodes too.
 
     A missing value (`node.get("absent")`) has `exists == False` and the position of the mapping it
-    is missing from, which is where a fix would go.
+    is missing from, which is where a fix would go. `pos` and `key_pos` are made from the parser's
+    marks the first time they are read.
     """
 
-    __slots__ = ("exists", "key_pos", "pos", "raw", "style", "table", "value")
+    __slots__ = ("_key_mark", "_key_pos", "_mark", "_pos", "exists", "raw", "style", "table", "value")
 
     def __init__(
         self,
         value: Any,
         table: PositionTable,
-        pos: Position,
+        pos: Position | None,
         key_pos: Position | None,
         style: str | None = None,
         raw: str | None = None,
         exists: bool = True,
+        mark: Mark | None = None,
+        key_mark: Mark | None = None,
     ) -> None:
         self.value = value
         self.table = table
-        self.pos = pos
-        self.key_pos = key_pos
+        self._pos = pos
+        self._key_pos = key_pos
         self.style = style
         self.raw = raw
         self.exists = exists
+        self._mark = mark  # where `pos` comes from while it is None
+        self._key_mark = key_mark
 
     def __repr__(self) -> str:
         return f"Node({self.value!r} @ {self.pos})"
+
+    @property
+    def pos(self) -> Position:
+        pos = self._pos
+        if pos is None:
+            assert self._mark is not None, "a node without a position has the mark it comes from"
+            pos = self._pos = self.table.position(self._mark)
+        return pos
+
+    @property
+    def key_pos(self) -> Position | None:
+        if self._key_pos is None and self._key_mark is not None:
+            self._key_pos = self.table.position(self._key_mark)
+        return self._key_pos
 
     @property
     def is_map(self) -> bool:
@@ -95,19 +226,12 @@ class Node:
     def get(self, key: Any) -> Node:
         value = self.value
         if isinstance(value, dict) and key in value:
-            entry = self.table.maps.get(id(value), {}).get(key)
+            entries = self.table.raw_maps.get(id(value))
+            entry = entries.get(key) if entries is not None else None
             if entry is None:
                 return Node(value[key], self.table, self.pos, self.pos)
-            path = self.table.path
-            return Node(
-                value[key],
-                self.table,
-                Position(path, entry[2], entry[3]),
-                Position(path, entry[0], entry[1]),
-                entry[4],
-                entry[5],
-            )
-        return Node(None, self.table, self.pos, None, exists=False)
+            return Node(value[key], self.table, None, None, entry[2], entry[3], True, entry[1], entry[0])
+        return Node(None, self.table, self._pos, None, None, None, False, self._mark)
 
     def path(self, *keys: Any) -> Node:
         node = self
@@ -118,12 +242,12 @@ class Node:
     def at(self, index: int) -> Node:
         value = self.value
         if isinstance(value, list) and 0 <= index < len(value):
-            entries = self.table.seqs.get(id(value))
+            entries = self.table.raw_seqs.get(id(value))
             if entries is None or index >= len(entries):
                 return Node(value[index], self.table, self.pos, None)
-            line, col, style, raw = entries[index]
-            return Node(value[index], self.table, Position(self.table.path, line, col), None, style, raw)
-        return Node(None, self.table, self.pos, None, exists=False)
+            mark, style, raw = entries[index]
+            return Node(value[index], self.table, None, None, style, raw, True, mark)
+        return Node(None, self.table, self._pos, None, None, None, False, self._mark)
 
     def items(self) -> Iterator[tuple[Any, Node]]:
         if isinstance(self.value, dict):
@@ -158,38 +282,58 @@ class Node:
         that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
         List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
         the path names the same node when lines move or siblings are added. "" for this node itself.
-        Each container is visited once, so an aliased one costs what it costs once."""
-        if position.path != self.table.path:
+        Each container is visited once, so an aliased one costs what it costs once.
+
+        Places are compared as the parser's marks (the file position less a constant shift, so the
+        order is the same), and only the winning path is spelled out."""
+        table = self.table
+        if position.path != table.path:
             return ""
-        target = (position.line, position.column)
-        maps, seqs = self.table.maps, self.table.seqs
-        best: tuple[tuple[int, int], int, str] = ((0, 0), -1, "")
+        shifted = table._place is None
+        target = (position.line - table._offset, position.column - 1) if shifted else (position.line, position.column)
+        at = table.at
+        raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
+        prune = shifted and table.ordered
+        best_start: tuple[int, int] = (-(1 << 62), 0)
+        best_depth = -1
+        best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
         seen: set[int] = set()
-        stack: list[tuple[Any, str, int]] = [(self.value, "", 0)]
+        stack: list[tuple[Any, Any, int]] = [(self.value, None, 0)]
         while stack:
-            value, path, depth = stack.pop()
+            value, ref, depth = stack.pop()
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            children: list[tuple[str, Any, tuple[tuple[int, int], ...]]] = []
+            below = depth + 1
+            children: list[tuple[Any, Any]] = []
             if isinstance(value, dict):
-                entries = maps.get(id(value), {})
+                entries = raw_maps.get(id(value), {})
                 for key, child in value.items():
+                    child_ref = (ref, key, None, False)
                     entry = entries.get(key)
-                    starts: tuple[tuple[int, int], ...] = ((entry[0], entry[1]), (entry[2], entry[3])) if entry is not None else ()
-                    children.append((f"{path}.{key}" if path else str(key), child, starts))
+                    if entry is not None:
+                        for mark in (entry[0], entry[1]):
+                            start = (mark.line, mark.column) if shifted else at(mark)
+                            if start <= target and (start, below) > (best_start, best_depth):
+                                best_start, best_depth, best = start, below, child_ref
+                    if isinstance(child, (dict, list)):
+                        children.append((child, child_ref))
             elif isinstance(value, list):
-                items = seqs.get(id(value), [])
+                items = raw_seqs.get(id(value), [])
                 for n, child in enumerate(value):
-                    starts = ((items[n][0], items[n][1]),) if n < len(items) else ()
-                    children.append((f"{path}[{_item_label(child, n)}]", child, starts))
-            for child_path, _, starts in children:
-                for start in starts:
-                    if start <= target and (start, depth + 1) > best[:2]:
-                        best = (start, depth + 1, child_path)
+                    child_ref = (ref, n, child, True)
+                    if n < len(items):
+                        mark = items[n][0]
+                        start = (mark.line, mark.column) if shifted else at(mark)
+                        if start <= target and (start, below) > (best_start, best_depth):
+                            best_start, best_depth, best = start, below, child_ref
+                    if isinstance(child, (dict, list)):
+                        children.append((child, child_ref))
+            if prune:  # nothing below a container that starts after the target can start before it
+                children = [c for c in children if _before(raw_starts.get(id(c[0])), target)]
             # In document order, so a shared (aliased) container is named where its anchor stands.
-            stack.extend((child, child_path, depth + 1) for child_path, child, _ in reversed(children) if isinstance(child, (dict, list)))
-        return best[2]
+            stack.extend((child, child_ref, below) for child, child_ref in reversed(children))
+        return _spelled(best)
 
     # --- places inside a string value --------------------------------------------------------------
 
@@ -199,7 +343,11 @@ class Node:
         if self.style == "|":
             # A literal block keeps one source line per value line, indented by the block's indentation.
             indent = 0
-            for source in self.table.lines[line0:]:
+            # (By index: a slice, or an islice that skips to `line0`, of a 10,000-document stream's
+            # lines per call made checking a stream quadratic in its length.)
+            lines = self.table.lines
+            for number in range(line0, len(lines)):
+                source = lines[number]
                 if source.strip():
                     indent = len(source) - len(source.lstrip(" "))
                     break
@@ -217,6 +365,26 @@ class Node:
         column = offset - (text.rfind("\n", 0, offset) + 1)
         file_line, file_column = self.placer()(line, column)
         return Position(self.pos.path, file_line, file_column)
+
+
+def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
+    return mark is None or (mark.line, mark.column) <= target
+
+
+def _spelled(ref: tuple[Any, ...] | None) -> str:
+    """`spec.containers[web].image` from the chain of (parent, key or index, item, in a list) that
+    `path_to` kept."""
+    parts: list[tuple[Any, Any, bool]] = []
+    while ref is not None:
+        ref, key, item, in_list = ref
+        parts.append((key, item, in_list))
+    path = ""
+    for key, item, in_list in reversed(parts):
+        if in_list:
+            path = f"{path}[{_item_label(item, key)}]"
+        else:
+            path = f"{path}.{key}" if path else str(key)
+    return path
 
 
 def _item_label(item: Any, index: int) -> str:

@@ -13,6 +13,23 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 
+_REAL: dict[str, str] = {}
+
+
+def real(path: str) -> str:
+    """`os.path.realpath`, once per path and run: a run asks it of every input several times (taken,
+    fragments, context files, fingerprints), and each answer costs a system call per path component."""
+    found = _REAL.get(path)
+    if found is None:
+        found = _REAL[path] = os.path.realpath(path)
+    return found
+
+
+def forget_paths() -> None:
+    """A new run may see the files anew (links changed between two runs of one process)."""
+    _REAL.clear()
+
+
 class InputError(Exception):
     """A path named on the command line that cannot be read: exit 2."""
 
@@ -132,9 +149,9 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
                 raise InputError(f"{path}: permission denied")
             if excluder.excludes(path):
                 continue
-            real = os.path.realpath(path)
-            if real not in seen:
-                seen.add(real)
+            real_path = real(path)
+            if real_path not in seen:
+                seen.add(real_path)
                 inputs.files.append(path)
     return inputs
 
@@ -144,11 +161,11 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
     stack = [top]
     while stack:
         directory = stack.pop()
-        real = os.path.realpath(directory)
-        if real in visited_dirs:
+        real_dir = os.path.realpath(directory)
+        if real_dir in visited_dirs:
             inputs.warnings.append(f"{directory}: symbolic link loop; skipped")
             continue
-        visited_dirs.add(real)
+        visited_dirs.add(real_dir)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as err:
@@ -164,7 +181,7 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             if is_dir:
                 if entry.name.startswith(".") or excluder.excludes(path, directory=True) or gitignores.ignores(path, directory=True):
                     continue
-                if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real, visited_dirs):
+                if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, visited_dirs):
                     inputs.warnings.append(f"{path}: symbolic link loop; skipped")
                     continue
                 subdirs.append(path)
@@ -174,7 +191,7 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
                 if entry.is_symlink() and not os.path.exists(path):
                     inputs.warnings.append(f"{path}: broken symbolic link; skipped")
                     continue
-                real_file = os.path.realpath(path)
+                real_file = real(path)
                 if real_file in seen:
                     continue
                 seen.add(real_file)

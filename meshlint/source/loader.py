@@ -7,7 +7,9 @@ read on its own. A file with Helm template syntax that does not parse is passed 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from meshlint.source import inputs
 from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
@@ -32,6 +34,26 @@ class LoadedFile:
     # Set when the whole file was passed over (a Helm template that does not parse).
     skipped: str | None = None
     newline: str = "\n"  # how its first line ends: fixes write new lines the same way
+    # (kind, apiVersion) of the documents read for their syntax alone (`light` below): valid, free of
+    # duplicate keys, and of a kind nothing in the run reads.
+    light: list[tuple[str, str]] = field(default_factory=list)
+    # A streamed file's documents are read as `each_document` asks for them (see `load_file`).
+    pending: Callable[[], Iterator[Document]] | None = field(default=None, repr=False)
+
+    def each_document(self) -> Iterator[Document]:
+        """The documents one at a time. A streamed file's are read here, part by part, and let go as
+        the caller does; its problems, parts read for syntax alone and whether it is passed over
+        (`skipped`) are known once the last has been given."""
+        if self.pending is None:
+            yield from self.documents
+            return
+        pending, self.pending = self.pending, None
+        yield from pending()
+
+
+# Which documents may be read for their syntax alone: given a document's plainly written kind and
+# apiVersion, does nothing in the run read it?
+Light = Callable[[str, str, str], bool]
 
 
 def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
@@ -53,9 +75,16 @@ def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
         return data.decode("utf-8-sig", errors="replace"), problem
 
 
-def load_file(path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True) -> LoadedFile:
+def load_file(
+    path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True, light: Light | None = None,
+    stream: bool = False, lines: list[str] | None = None,
+) -> LoadedFile:
     """Read and load one file (raises OSError when it cannot be read). An input that does not parse is
-    passed over when it is a Helm template or not a manifest at all; a mesh context file never is."""
+    passed over when it is a Helm template or not a manifest at all; a mesh context file never is.
+    With `light`, documents nothing reads are checked for syntax only (`LoadedFile.light`). With
+    `stream`, a big file's documents are read as `LoadedFile.each_document` asks for them, so that
+    memory holds one at a time (a `helm template` stream on stdin). `lines`: the file's lines, when
+    they were already made (the first pass made stdin's)."""
     chart = inputs.helm_chart_of(path) if input_file else None
     if chart is not None:
         part = CHART_FILE if inputs.helm_chart_files(path) else CHART_TEMPLATE
@@ -63,10 +92,9 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
     if data is None:
         data = inputs.read(path)
     text, problem = decode(data)
-    loaded = load_text(display or inputs.display_name(path), text)
-    first_break = text.find("\n")
-    if first_break > 0 and text[first_break - 1] == "\r":
-        loaded.newline = "\r\n"
+    if stream and light is not None and streams(text):
+        return _streamed(display or inputs.display_name(path), text, problem, light, input_file, lines)
+    loaded = load_text(display or inputs.display_name(path), text, lines=lines, light=light)
     if input_file:
         pass_over(loaded, text)
     if problem is not None:
@@ -74,13 +102,60 @@ def load_file(path: str, display: str | None = None, data: bytes | None = None, 
     return loaded
 
 
-def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None) -> LoadedFile:
+def _streamed(path: str, text: str, problem: SyntaxProblem | None, light: Light, input_file: bool, lines: list[str] | None) -> LoadedFile:
+    """A big file whose documents are read as they are asked for, exactly as `load_file` reads them."""
+    loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines, newline=newline_of(text))
+
+    def documents() -> Iterator[Document]:
+        manifest_like = False
+        for document in each_part(loaded, each_chunk(text), 0, light):
+            manifest_like = manifest_like or looks_like_a_manifest(document)
+            yield document
+        finish_stream(loaded, text, problem, input_file, manifest_like)
+
+    loaded.pending = documents
+    return loaded
+
+
+def newline_of(text: str) -> str:
+    """How the text's first line ends: fixes write new lines the same way."""
+    first_break = text.find("\n")
+    return "\r\n" if first_break > 0 and text[first_break - 1] == "\r" else "\n"
+
+
+def looks_like_a_manifest(document: Document) -> bool:
+    data = document.data
+    return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
+
+
+def finish_stream(loaded: LoadedFile, text: str, problem: SyntaxProblem | None, input_file: bool, manifest_like: bool) -> None:
+    """What `load_file` does once a file's documents are read: pass it over if it is a template or no
+    manifest, and put a decoding problem first."""
+    if input_file:
+        pass_over(loaded, text, manifest_like)
+    if problem is not None:
+        loaded.problems.insert(0, problem)
+
+
+def streams(text: str) -> bool:
+    """Is this text read part by part when streamed (`load_file(stream=True)`)?"""
+    return len(text) >= PARTS_FROM and not _nesting_beyond_limit(text) and _parts_read_alike(text)
+
+
+def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None, light: Light | None = None) -> LoadedFile:
     """Read `text` as the file `path` holds it. A part of a file is read with `line_offset`, the line it
-    starts at (0-based), and the whole file's `lines`, so positions are the file's."""
-    loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines)
+    starts at (0-based), and the whole file's `lines`, so positions are the file's.
+
+    With `light`, the file is read part by part (`---`-separated): which is what reading it whole
+    gives when it parses, and what reading it whole falls back to when it does not, so the result is
+    the same either way; parts of kinds nothing reads may then skip the composer."""
+    loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines, newline=newline_of(text))
     too_deep = _nesting_beyond_limit(text)
     if too_deep:
         loaded.problems.append(SyntaxProblem(too_deep + line_offset, 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
+        return loaded
+    if light is not None and len(text) >= PARTS_FROM and _parts_read_alike(text):
+        _compose_by_document(loaded, text, line_offset, light)
         return loaded
     try:
         compose_into(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
@@ -91,38 +166,43 @@ def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | Non
     return loaded
 
 
-def pass_over(loaded: LoadedFile, text: str) -> None:
-    """An input that does not parse and is a Helm template or no manifest at all is passed over."""
+def pass_over(loaded: LoadedFile, text: str, manifest_like: bool = False) -> None:
+    """An input that does not parse and is a Helm template or no manifest at all is passed over.
+    `manifest_like`: a document already let go had an apiVersion or a kind."""
     if loaded.problems:
-        skipped = _skip_reason(loaded, text)
+        skipped = _skip_reason(loaded, text, manifest_like)
         if skipped is not None:
             loaded.documents.clear()
             loaded.problems.clear()
+            loaded.light.clear()
             loaded.skipped = skipped
 
 
-def _skip_reason(loaded: LoadedFile, text: str) -> str | None:
+def _skip_reason(loaded: LoadedFile, text: str, manifest_like: bool = False) -> str | None:
     """A file that does not parse is passed over, not reported, when it is a Helm template (the parser
     stops at a `{{`, on its line or the line after) or when nothing in it looks like a Kubernetes object
     (a `tsconfig.json` with comments, a CI file)."""
     stops = [p.line for p in loaded.problems if p.parse]
     if stops and any("{{" in line for line in loaded.lines[max(0, stops[0] - 2) : stops[0]]):
         return HELM_SKIP
-    if not _MANIFEST_KEY.search(text) and not any(isinstance(d.data, dict) and ("apiVersion" in d.data or "kind" in d.data) for d in loaded.documents):
+    if not _MANIFEST_KEY.search(text) and not manifest_like and not any(isinstance(d.data, dict) and ("apiVersion" in d.data or "kind" in d.data) for d in loaded.documents):
         return NOT_A_MANIFEST
     return None
 
 
 def document_chunks(text: str) -> list[tuple[int, str]]:
     """The `---`-separated parts of a file as (first line, 0-based; text), without composing them."""
+    return list(each_chunk(text))
+
+
+def each_chunk(text: str) -> Iterator[tuple[int, str]]:
+    """`document_chunks` one at a time: a big stream is never copied whole into its parts."""
     starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
-    chunks = []
     line = 0
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
-        chunks.append((line, text[start:end]))
+        yield line, text[start:end]
         line += text.count("\n", start, end)
-    return chunks
 
 
 def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> list[Document]:
@@ -136,26 +216,44 @@ def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> l
     return documents
 
 
-def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0) -> None:
+def _compose_by_document(loaded: LoadedFile, text: str, line_offset: int = 0, light: Light | None = None) -> None:
     """Read each `---`-separated part on its own, so one broken document does not hide the others."""
+    loaded.documents.extend(each_part(loaded, document_chunks(text), line_offset, light))
+
+
+def each_part(loaded: LoadedFile, chunks: Iterable[tuple[int, str]], line_offset: int = 0, light: Light | None = None) -> Iterator[Document]:
+    """The documents of these parts of `loaded`'s file, part by part as they are asked for; their
+    problems go to `loaded.problems`, the parts read for syntax alone to `loaded.light`."""
+    if light is not None:
+        from meshlint.source import screen  # its patterns are compiled only by runs that read parts
     index = 0
-    for chunk_line, chunk in document_chunks(text):
+    for chunk_line, chunk in chunks:
         offset = line_offset + chunk_line
+        if light is not None:
+            named = screen.plain_kind(chunk)
+            if named is not None and light(named[0], named[1], chunk) and screen.surely_valid(chunk):
+                loaded.light.append(named)
+                index += 1
+                continue
+        documents: list[Document] = []
         try:
-            index = compose_into(loaded.documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
+            index = compose_into(documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
         except DocumentTooDeep as err:
             loaded.problems.append(SyntaxProblem(err.args[0], 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
         except Exception as err:  # ruamel raises several unrelated error types
             # libyaml refuses some YAML that Kubernetes reads; the pure-Python parser has the last word.
+            # (The documents read before the error stay, and the second reading adds its own.)
             retried = _compose_pure(loaded, chunk, index, offset)
             if retried is not None:
-                index = retried
-                continue
-            problem = problem_from(err, chunk)
-            loaded.problems.append(SyntaxProblem(problem.line + offset, problem.column, problem.message))
+                index, more = retried
+                documents.extend(more)
+            else:
+                problem = problem_from(err, chunk)
+                loaded.problems.append(SyntaxProblem(problem.line + offset, problem.column, problem.message))
+        yield from documents
 
 
-def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> int | None:
+def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> tuple[int, list[Document]] | None:
     """Compose one part with the pure-Python parser; None (and nothing added) when it fails too."""
     documents: list[Document] = []
     problems: list[SyntaxProblem] = []
@@ -163,9 +261,35 @@ def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> in
         index = compose_into(documents, problems, chunk, loaded.path, loaded.lines, index, offset, pure=True)
     except Exception:  # the C parser's error is the one reported
         return None
-    loaded.documents.extend(documents)
     loaded.problems.extend(problems)
-    return index
+    return index, documents
+
+
+# Reading part by part costs a parser per part; it pays from files of this size (a big stream, a CRD),
+# where parts no rule reads skip the composer. Smaller files are read whole.
+PARTS_FROM = 16 * 1024
+_DIRECTIVE = re.compile(r"^%", re.M)
+_SOURCE_LINE = re.compile(r"^#\s*Source:", re.M)
+_CONTENT_LINE = re.compile(r"^(?!---(?:[ \t]*(?:#.*)?)\r?$)[ \t]*[^#\s]", re.M)
+
+
+def _parts_read_alike(text: str) -> bool:
+    """Does reading `text` part by part give what reading it whole gives? Not when a directive
+    (`%YAML`, `%TAG`) before a `---` belongs to the part after it, nor when a `# Source:` comment
+    stands after a document's content or in a first part with no document (reading the stream whole,
+    the gap a document's `# Source:` is looked for in then starts in the part before)."""
+    if _DIRECTIVE.search(text):
+        return False
+    if "Source:" not in text:
+        return True
+    first = True
+    for _, chunk in document_chunks(text):
+        for comment in _SOURCE_LINE.finditer(chunk):
+            content = _CONTENT_LINE.search(chunk, 0, comment.start())
+            if content is not None or (first and _CONTENT_LINE.search(chunk) is None):
+                return False
+        first = False
+    return True
 
 
 def _nesting_beyond_limit(text: str) -> int:
@@ -175,10 +299,30 @@ def _nesting_beyond_limit(text: str) -> int:
         return text.count("\n", 0, match.start()) + 1
     if text.count("[") + text.count("{") < MAX_DEPTH:
         return 0
+    # The brackets alone (cut out by one substitution in C): a 10 MB ConfigMap of JSON has millions,
+    # and a match object for each cost seconds. Removing the innermost pairs pass by pass bounds the
+    # depth from above (the opens at any peak are a chain of nested pairs, at most one a pass, and
+    # opens never closed), in a few passes over shallow JSON; only a deep file is walked bracket by
+    # bracket, and the line is found only when the walk finds one.
+    brackets = _NOT_BRACKETS.sub("", text)
+    pairs = brackets.translate(_AS_PARENTHESES)
+    passes = 0
+    while "()" in pairs and passes <= 4 * MAX_DEPTH:
+        pairs = pairs.replace("()", "")
+        passes += 1
+    if passes + pairs.count("(") <= 4 * MAX_DEPTH:
+        return 0
     depth = 0
-    for match in re.finditer(r"[\[\]{}]", text):
-        depth += 1 if match.group() in "[{" else -1
-        if depth > 4 * MAX_DEPTH:
-            return text.count("\n", 0, match.start()) + 1
-        depth = max(depth, 0)
+    for n, bracket in enumerate(brackets):
+        if bracket in "[{":
+            depth += 1
+            if depth > 4 * MAX_DEPTH:
+                match = next(islice(re.finditer(r"[\[\]{}]", text), n, None))
+                return text.count("\n", 0, match.start()) + 1
+        elif depth:
+            depth -= 1
     return 0
+
+
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_AS_PARENTHESES = str.maketrans("[{]}", "(())")

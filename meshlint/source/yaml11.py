@@ -108,8 +108,75 @@ def node_tag(node: Any) -> str:
 
 def scalar_value(node: Any) -> Any:
     """A scalar node's value as Kubernetes reads it."""
-    tag = node_tag(node)
-    text: str = node.value
+    return scalar_of(node_tag(node), node.value)
+
+
+# YAML 1.1's implicit types for plain scalars, by the first characters each can start with: the table
+# ruamel.yaml's resolver holds for version (1, 1), written out so that reading YAML imports no ruamel
+# (tests/test_yaml11.py holds the two equal). Timestamps, `=` and `!&*` stay text, as they do there.
+_IMPLICIT = (
+    ("bool", "yYnNtTfFoO", r"""^(?:y|Y|yes|Yes|YES|n|N|no|No|NO
+        |true|True|TRUE|false|False|FALSE
+        |on|On|ON|off|Off|OFF)$"""),
+    ("float", "-+0123456789.", r"""^(?:
+         [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*  # sexagesimal float
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$"""),
+    ("int", "-+0123456789", r"""^(?:[-+]?0b[0-1_]+
+        |[-+]?0?[0-7_]+
+        |[-+]?(?:0|[1-9][0-9_]*)
+        |[-+]?0x[0-9a-fA-F_]+
+        |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$"""),
+    ("merge", "<", r"""^(?:<<)$"""),
+    ("null", "~nN", r"""^(?: ~
+        |null|Null|NULL
+        | )$"""),
+)
+_BY_FIRST: dict[str, list[tuple[str, Any]]] | None = None
+
+
+def resolve_plain(text: str) -> Any:
+    """A plain (unquoted, untagged) scalar's value under YAML 1.1."""
+    table = _BY_FIRST if _BY_FIRST is not None else _table()
+    candidates = table.get(text[:1])
+    if candidates is None:
+        return text
+    for kind, regexp in candidates:
+        if regexp.match(text):
+            return _VALUE[kind](text)
+    return text
+
+
+def implicit_first_characters() -> frozenset[str]:
+    """The characters a plain scalar of some other type than string can start with ("" for empty)."""
+    global _FIRSTS
+    if _FIRSTS is None:
+        _FIRSTS = frozenset(_BY_FIRST if _BY_FIRST is not None else _table())
+    return _FIRSTS
+
+
+_FIRSTS: frozenset[str] | None = None
+
+
+def _table() -> dict[str, list[tuple[str, Any]]]:
+    global _BY_FIRST
+    import re
+
+    table: dict[str, list[tuple[str, Any]]] = {}
+    for kind, firsts, pattern in _IMPLICIT:
+        regexp = re.compile(pattern, re.X)
+        for char in firsts:
+            table.setdefault(char, []).append((kind, regexp))
+    table[""] = [("null", re.compile(r"^$"))]  # an empty plain scalar (`key:`) is null
+    _BY_FIRST = table
+    return table
+
+
+def scalar_of(tag: str, text: str) -> Any:
+    """A scalar's value as Kubernetes reads it, from its (resolved or explicit) tag and its text."""
     if not tag.startswith(_TAG):
         return text
     kind = tag[len(_TAG):]
@@ -124,6 +191,7 @@ def scalar_value(node: Any) -> Any:
     if kind == "float":
         return _float11(text)
     return text  # timestamps, binary and anything else stay as written
+
 
 
 def _int11(text: str) -> Any:
@@ -165,3 +233,12 @@ def _float11(text: str) -> Any:
         return float(body)
     except ValueError:
         return text
+
+
+_VALUE: dict[str, Any] = {
+    "bool": lambda text: text.lower() in _TRUE,
+    "float": _float11,
+    "int": _int11,
+    "merge": lambda text: text,
+    "null": lambda text: None,
+}

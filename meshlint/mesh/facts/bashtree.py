@@ -10,6 +10,7 @@ never loads them.
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -44,8 +45,11 @@ class Syntax(NamedTuple):
 _parser: tree_sitter.Parser | None = None
 
 
+@lru_cache(maxsize=512)
 def parse(script: str) -> Syntax:
-    """The syntax tree of a shell script (its root is a `program`)."""
+    """The syntax tree of a shell script (its root is a `program`). Trees are immutable and say where
+    things are relative to the script, so one tree serves every container that runs the same script
+    (a chart's pods, a tree's generated jobs): each is parsed once."""
     data = script.encode("utf-8", "surrogatepass")
     root = _get_parser().parse(data).root_node
     return _convert(root, script, _char_offsets(script, data), len(data))

@@ -1,0 +1,253 @@
+"""Results kept between runs: an unchanged file checked against an unchanged mesh context, config,
+rule set and meshlint costs a read and a hash.
+
+A run's key covers everything a file's result depends on besides the file itself: meshlint's own code
+(its version, and the size and time of each of its modules, so an edited checkout never reads stale
+results), the rules (plugins too), every config that governs a file, the facts of the mesh context
+(each context document the first pass read, with the place it counts at), the repository root and
+the working directory. A file's key adds its path, its bytes' hash and how the run treats it (widened,
+named, a Kustomize patch). Results live in one file per run key, written whole and swapped in, so a
+crash or a concurrent run leaves the previous one readable; the newest few run keys are kept.
+
+The default folder is the user's cache directory (`$XDG_CACHE_HOME/meshlint`, else
+`~/.cache/meshlint`); `--cache-dir` names another, `--no-cache` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from meshlint import __version__
+from meshlint.engine.results import FileResult
+from meshlint.source import inputs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from meshlint.engine.run import Plan
+    from meshlint.rule import Rule
+
+# pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
+# results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
+
+# A run over less than this checks its files faster than it could read and write their cached results
+# (pickle alone costs a small run more than it checks): such runs neither read nor write the cache.
+CACHE_FROM = 256 * 1024
+KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
+MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
+_FORMAT = b"meshlint-cache-1\n"
+
+
+def worth_caching(files: list[str], stdin: bytes | None) -> bool:
+    total = len(stdin) if stdin is not None else 0
+    for path in files:
+        if total >= CACHE_FROM:
+            return True
+        try:
+            total += os.path.getsize(path) if path != inputs.STDIN else 0
+        except OSError:
+            continue
+    return total >= CACHE_FROM
+
+
+def default_directory() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "meshlint")
+
+
+def hasher() -> Any:
+    """A strong hash without OpenSSL's start-up where CPython has its own BLAKE2 (it always builds it)."""
+    try:
+        from _blake2 import blake2b
+
+        return blake2b(digest_size=32)
+    except ImportError:  # a Python built without it
+        import hashlib
+
+        return hashlib.sha256()
+
+
+def code_fingerprint(rules: list[Any]) -> str:
+    """meshlint's code and the rules' modules, as installed: version, module sizes and times."""
+    digest = hasher()
+    digest.update(f"{__version__}\0{sys.version}\0".encode())
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder, subfolders, names in sorted(os.walk(package)):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith((".py", ".json")):
+                _stat_into(digest, os.path.join(folder, name))
+    for rule in rules:
+        digest.update(f"{rule.code}\0{rule.name}\0{rule.severity}\0{rule.scopes}\0{rule.check.__module__}.{rule.check.__qualname__}\0".encode())
+        module = sys.modules.get(rule.check.__module__)
+        source = getattr(module, "__file__", None)
+        if source and not source.startswith(package):
+            _stat_into(digest, source)  # a plugin's module
+    try:
+        from meshlint.source import libyaml
+
+        digest.update(b"libyaml" if libyaml.available() else b"ruamel")
+    except Exception:  # the reader in use is part of the key; failing to tell is "ruamel"
+        digest.update(b"ruamel")
+    return str(digest.hexdigest())
+
+
+def _stat_into(digest: Any, path: str) -> None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+
+
+def stable(value: Any) -> str:
+    """A text that is the same for equal config values in any process (dict order aside)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{stable(k)}:{stable(v)}" for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(stable(v) for v in value) + "]"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
+    if hasattr(value, "__dataclass_fields__"):
+        return type(value).__name__ + stable({name: getattr(value, name) for name in value.__dataclass_fields__})
+    return repr(value)
+
+
+class ResultCache:
+    """The results of one run key: read once before the files are checked, written once after."""
+
+    def __init__(self, directory: str, run_key: str) -> None:
+        self.directory = directory
+        self.path = os.path.join(directory, f"results-{run_key[:40]}.pickle")
+        self.entries: dict[str, FileResult] = {}
+        self.fresh: dict[str, FileResult] = {}
+        self.hits = 0
+        self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
+        import pickle
+
+        try:
+            with open(self.path, "rb") as handle:
+                if handle.read(len(_FORMAT)) == _FORMAT:
+                    loaded = pickle.load(handle)
+                    if isinstance(loaded, dict):
+                        self.entries = loaded
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            self.entries = {}  # a missing, foreign or broken cache is an empty one
+
+    @staticmethod
+    def file_key(path: str, data: bytes, flags: str) -> str:
+        digest = hasher()
+        digest.update(data)
+        digest.update(f"\0{path}\0{flags}".encode())
+        return str(digest.hexdigest())
+
+    def get(self, key: str) -> FileResult | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def put(self, key: str, result: FileResult) -> None:
+        self.fresh[key] = result
+
+    def save(self) -> None:
+        """Write the bucket whole (entries read and kept, then this run's), and prune old buckets.
+        A cache that cannot be written costs the next run its speed, never its result."""
+        if not self.fresh and self.hits == len(self.entries):
+            self._touch()
+            return
+        import pickle
+        import tempfile
+
+        merged = {**self.entries, **self.fresh}
+        if len(merged) > MAX_ENTRIES:
+            merged = dict(list(merged.items())[-MAX_ENTRIES:])
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".results-", dir=self.directory)
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(_FORMAT)
+                    pickle.dump(merged, out, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(temporary, self.path)
+            except BaseException:
+                with _quiet():
+                    os.unlink(temporary)
+                raise
+        except OSError:
+            return
+        self._prune()
+
+    def _touch(self) -> None:
+        with _quiet():
+            os.utime(self.path)
+
+    def _prune(self) -> None:
+        try:
+            buckets = [os.path.join(self.directory, n) for n in os.listdir(self.directory) if n.startswith("results-") and n.endswith(".pickle")]
+            buckets.sort(key=os.path.getmtime, reverse=True)
+        except OSError:
+            return
+        for old in buckets[KEEP_RUN_KEYS:]:
+            with _quiet():
+                os.unlink(old)
+
+
+class _quiet:
+    """Ignore an OSError (a file another run removed first)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
+        return kind is not None and issubclass(kind, OSError)
+
+
+class Facts:
+    """The first pass's facts as a hash, or nothing at all in a run without a cache."""
+
+    def __init__(self, kept: bool) -> None:
+        self.digest: Any = None
+        if kept:
+            self.digest = hasher()
+
+    def update(self, data: bytes) -> None:
+        if self.digest is not None:
+            self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest()) if self.digest is not None else ""
+
+
+def open_cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
+    """The cache bucket of this run: everything besides the file that a file's result depends on."""
+    digest = hasher()
+    digest.update(code_fingerprint(rules).encode())
+    for governed in plan.governing.all():
+        digest.update(stable(governed.config).encode())
+    plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
+    digest.update(stable(plan_facts).encode())
+    return ResultCache(directory, str(digest.hexdigest()))
+
+
+def check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
+    """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
+    try:
+        data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
+    except OSError:
+        return checker(plan, path, None)  # which reports it
+    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
+    governed = plan.of(path)
+    config = cache.configs.get(id(governed.config))
+    if config is None:
+        config = cache.configs[id(governed.config)] = stable(governed.config)
+    key = cache.file_key(path, data, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
+    found = cache.get(key)
+    if found is not None:
+        found.cached = True
+        return found
+    result = checker(plan, path, data)
+    result.cache_key = key
+    return result

@@ -1,0 +1,240 @@
+"""One file's check: its documents one at a time, each resource with the rules its kind has, then
+the file's own checks (its syntax problems) and its suppressions."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from meshlint.engine.governance import Governance
+from meshlint.engine.results import FileResult, SkippedInput, Summary
+from meshlint.engine.subjects import ResourceSubjects
+from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.fingerprint import fingerprinted
+from meshlint.mesh.scope import Conflict, conflict_key, met
+from meshlint.model.kinds import DECLARATION_KINDS, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS, POLICY_KINDS, WORKLOAD_KINDS
+from meshlint.model.prefilter import might_hold_context
+from meshlint.model.resource import Resource, resources_of
+from meshlint.rule import FILE, RESOURCE, WORKLOAD, Rule
+from meshlint.source import inputs
+from meshlint.source.document import Document
+from meshlint.source.loader import Light, LoadedFile, load_file
+from meshlint.suppressions import Suppression, annotation_suppression, comment_suppression, entry_matches, suppressions_in
+
+if TYPE_CHECKING:
+    from meshlint.engine.run import Plan
+    from meshlint.engine.streams import Range
+
+
+def check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
+    result = FileResult(inputs.display_name(path))
+    governed = plan.of(path)
+    fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
+    light = None if fragment else syntax_only(governed)
+    try:
+        if path == inputs.STDIN:
+            loaded = load_file(path, plan.stdin_name, plan.stdin, light=light, stream=True, lines=plan.stdin_lines)
+        else:
+            loaded = load_file(path, data=data, light=light, stream=True)
+    except OSError as err:
+        result.notes.append(f"{path}: {err.strerror or err}; skipped")
+        return result
+    check = FileCheck(plan, path, governed, loaded, fragment)
+    for document in loaded.each_document():
+        check.document(document)
+    return check.result(result)
+
+
+class FileCheck:
+    """One file's check, document by document: each document's resources are checked as it is read
+    and let go (a stream of thousands of documents holds one), keeping only what the file's result
+    needs: findings, counts, conflicts, and the annotation suppressions its resources hold."""
+
+    def __init__(self, plan: Plan, path: str, governed: Governance, loaded: LoadedFile, fragment: bool) -> None:
+        self.plan, self.governed, self.loaded, self.fragment = plan, governed, loaded, fragment
+        # A file checked only because a mesh-wide source it depends on changed: what that source can alter.
+        self.dispatch = dispatch(governed, path in plan.widened)
+        self.count_defaults = plan.unseen and path in plan.alone and not plan.context_named and not governed.config.mesh_context
+        self.summary = Summary()
+        self.conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
+        self.findings: list[Finding] = []
+        self.used: set[tuple[Position, str | None]] = set()  # (suppression, entry) pairs that silenced a finding
+        self.annotations: list[Suppression] = []
+        self.documents = 0
+
+    def document(self, document: Document) -> None:
+        self.documents += 1
+        if self.fragment:
+            return
+        summary = self.summary
+        found = list(resources_of(document))
+        if not found:
+            summary.skipped_documents += 1
+        for resource in found:
+            if resource.kind in WORKLOAD_KINDS or resource.kind in MESH_CONTEXT_KINDS or resource.kind in POLICY_KINDS:
+                self.resource(ResourceSubjects(resource, self.plan.mesh, self.governed.options))
+            else:
+                summary.skipped_documents += 1
+
+    def resource(self, item: ResourceSubjects) -> None:
+        summary, governed, lines = self.summary, self.governed, self.loaded.lines
+        summary.resources += 1
+        for view in item.views:
+            summary.assumed_meshed += 1 if view.istio_sidecar and view.classification.assumed else 0
+            summary.not_checked += 1 if view.classification.unchecked else 0
+            if self.count_defaults:
+                summary.on_defaults += 1 if view.istio_sidecar and not view.settings.sourced else 0
+            for conflict in view.conflicts:
+                key = conflict_key(conflict)
+                self.conflicts[key] = met(self.conflicts.get(key), conflict, 1)
+        # For any one rule, its findings come in the order a loop over rules, then resources, gives
+        # (the file's own come first, in `result`): ties sort stably by rule.
+        about = item.resource
+        for rule in self.dispatch.of(about.kind):
+            for subject, pods in item.for_rule(rule):
+                self._check(rule, subject, about, pods, lines, governed)
+        self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
+
+    def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: list[str], governed: Governance) -> None:
+        for issue in rule.check(subject, governed.contexts[rule.code]):
+            suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
+            if suppression is not None:
+                self.summary.suppressed += 1
+                self.used.add((suppression.position, suppression.entry_for(rule)))
+                continue
+            source = source_line(lines, issue.position.line)
+            self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline))
+
+    def merge(self, part: Range) -> None:
+        """A later range of the same stream, checked elsewhere."""
+        self.findings.extend(part.findings)
+        self.summary.add(part.summary)
+        for key, (conflict, count) in part.conflicts.items():
+            self.conflicts[key] = met(self.conflicts.get(key), conflict, count)
+        self.used |= part.used
+        self.annotations.extend(part.annotations)
+        self.documents += part.documents
+
+    def result(self, result: FileResult) -> FileResult:
+        """Once every document is checked: the file's own checks (its syntax problems), and the result."""
+        loaded, summary = self.loaded, self.summary
+        if loaded.skipped:  # passed over whole: nothing read from it counts
+            self.summary, self.conflicts, self.findings, self.annotations = Summary(), {}, [], []
+            self.used.clear()
+            summary = self.summary
+            summary.skipped_files += 1
+            summary.skipped_inputs.append(SkippedInput(loaded.path, loaded.skipped))
+        summary.files = 1
+        read_as_resources = sum(1 for kind, _ in loaded.light if kind in MESH_CONTEXT_KINDS or kind in POLICY_KINDS)
+        summary.resources += read_as_resources
+        summary.skipped_documents += len(loaded.light) - read_as_resources
+        if self.fragment and not loaded.skipped:
+            summary.skipped_documents += self.documents  # a patch is part of an object, not one
+        file_findings = self.findings
+        self.findings = []
+        for rule in self.dispatch.file_rules:
+            self._check(rule, loaded, None, [], loaded.lines, self.governed)
+        file_findings, self.findings = self.findings, file_findings
+        result.summary = summary
+        result.conflicts = self.conflicts
+        result.findings = fingerprinted(file_findings + self.findings, self.plan.root)
+        result.notes.extend(self._suppression_notes())
+        return result
+
+    def _suppression_notes(self) -> Iterator[str]:
+        """Entries that name no rule (a typo silences nothing), and, when asked, entries that silenced
+        nothing in this run. Notes, not findings: a typo only lets a finding through, which the run shows."""
+        plan, loaded = self.plan, self.loaded
+        for suppression in [*suppressions_in(loaded.path, loaded.lines, []), *self.annotations]:
+            where = f"{suppression.position.path}:{suppression.position.line}"
+            for entry in sorted(suppression.entries):
+                if entry.upper() not in plan.known:
+                    yield f"{where}: unknown rule {entry!r} in {suppression.kind}; `meshlint rules` lists codes and names"
+                elif plan.report_unused and (suppression.position, entry) not in self.used and any(entry_matches(r, entry) for r in self.governed.rules):
+                    yield f"{where}: unused suppression: {entry!r} in {suppression.kind} silenced no finding"
+
+
+class Dispatch:
+    """The rules of one config, bucketed once a run: those that take files, and for each resource
+    kind those that may take it (a rule's `kinds`), in the config's order."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.file_rules = [r for r in rules if FILE in r.scopes]
+        self._by_kind: dict[str, list[Rule]] = {}
+
+    def of(self, kind: str) -> list[Rule]:
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = [r for r in self.rules if r.kinds is None or kind in r.kinds]
+        return found
+
+
+_DISPATCH: dict[tuple[int, bool], tuple[Governance, Dispatch]] = {}
+
+
+def dispatch(governed: Governance, widened: bool) -> Dispatch:
+    """A file checked only because a mesh-wide source it depends on changed (§W2.6) gets what that
+    source can alter: the workload rules."""
+    made = _DISPATCH.get((id(governed), widened))
+    if made is None or made[0] is not governed:
+        rules = [r for r in governed.rules if WORKLOAD in r.scopes] if widened else governed.rules
+        made = _DISPATCH[(id(governed), widened)] = (governed, Dispatch(rules))
+    return made[1]
+
+
+_LIGHT: dict[int, tuple[Governance, Light | None]] = {}
+
+
+def syntax_only(governed: Governance) -> Light | None:
+    """Which documents the rules of `governed` never read beyond their syntax: kinds no rule takes as
+    a resource, that are no workload, no List and no mesh configuration (a ConfigMap named istio*).
+    None when a file-scope rule other than ML001 reads whole files (a plugin may read any document)."""
+    made = _LIGHT.get(id(governed))
+    if made is not None and made[0] is governed:
+        return made[1]
+    light: Light | None = None
+    if all(r.code == "ML001" and r.check.__module__.startswith("meshlint.rules.") for r in governed.rules if FILE in r.scopes):
+        read_any = any(RESOURCE in r.scopes and r.kinds is None for r in governed.rules)
+        read = frozenset(k for r in governed.rules if RESOURCE in r.scopes and r.kinds is not None for k in r.kinds)
+
+        def syntax_only(kind: str, api_version: str, text: str) -> bool:
+            if read_any or kind in read or kind in WORKLOAD_KINDS or kind.endswith("List") or kind in DECLARATION_KINDS:
+                return False
+            if kind in MESH_CONFIG_KINDS:
+                return kind == "ConfigMap" and not might_hold_context(text)  # not named istio*
+            return True
+
+        light = syntax_only
+    _LIGHT[id(governed)] = (governed, light)
+    return light
+
+
+def source_line(lines: list[str], line: int) -> str | None:
+    return lines[line - 1] if 1 <= line <= len(lines) else None
+
+
+def finding(
+    rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n"
+) -> Finding:
+    severity = configured or issue.severity or rule.severity
+    position = issue.position
+    # A fix edits the file the finding is in, and writes line breaks as that file does.
+    fix = issue.fix.with_newline(newline) if issue.fix is not None and issue.fix.path == position.path else None
+    return Finding(
+        path=position.path,
+        line=position.line,
+        column=position.column,
+        code=rule.code,
+        name=rule.name,
+        severity=severity,
+        message=issue.message,
+        help=sys.intern(issue.help),  # most help texts repeat; one copy each
+        resource=resource.identity if resource is not None else None,
+        source=source,
+        rendered_from=resource.rendered_from if resource is not None else None,
+        related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
+        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
+        fix=fix,
+    )

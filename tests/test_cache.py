@@ -1,0 +1,164 @@
+"""Cached results: the same report as without, and never a result the run's inputs no longer justify."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from meshlint.cli import main
+from meshlint.engine import cache
+from meshlint.engine import run as run_module
+
+
+@pytest.fixture(autouse=True)
+def cache_small_runs(monkeypatch):
+    """These trees are tiny; a real run this small skips the cache (see the last tests)."""
+    monkeypatch.setattr(cache, "CACHE_FROM", 0)
+
+
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: {injection}\n"
+WORKER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: worker}}
+    spec:
+      containers:
+        - name: worker
+          image: worker:1
+          env: [{name: DB, value: "postgres://db.shop.svc.cluster.local:5432/x"}]
+"""
+
+
+def tree(tmp_path: Path, injection: str = "enabled") -> Path:
+    (tmp_path / "tree").mkdir(exist_ok=True)
+    (tmp_path / "tree" / "namespace.yaml").write_text(NAMESPACE.format(injection=injection))
+    (tmp_path / "tree" / "worker.yaml").write_text(WORKER)
+    return tmp_path / "tree"
+
+
+class Counting:
+    """How many files a run really checked (the rest came from the cache)."""
+
+    def __init__(self, monkeypatch):
+        self.checked: list[str] = []
+        original = run_module.check_file
+
+        def counted(plan, path, data=None):
+            self.checked.append(os.path.basename(path))
+            return original(plan, path, data)
+
+        monkeypatch.setattr(run_module, "check_file", counted)
+
+
+def check(path: Path, cache: Path, *more: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["check", str(path), "--format", "json", "--cache-dir", str(cache), *more])
+    return result.exit_code, result.stdout
+
+
+def test_warm_run_reads_results_and_reports_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    counting = Counting(monkeypatch)
+    cold = check(tree(tmp_path), tmp_path / "cache")
+    assert sorted(counting.checked) == ["namespace.yaml", "worker.yaml"]
+    assert list((tmp_path / "cache").glob("results-*.pickle"))
+    counting.checked.clear()
+    warm = check(tree(tmp_path), tmp_path / "cache")
+    assert counting.checked == []
+    assert warm == cold and '"ML101"' in cold[1]
+
+
+def test_a_changed_file_is_checked_again(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    counting = Counting(monkeypatch)
+    check(tree(tmp_path), tmp_path / "cache")
+    counting.checked.clear()
+    (tmp_path / "tree" / "worker.yaml").write_text(WORKER.replace("worker:1", "worker:2"))
+    check(tmp_path / "tree", tmp_path / "cache")
+    assert counting.checked == ["worker.yaml"]
+
+
+def test_a_changed_mesh_context_file_invalidates_unchanged_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _, enabled = check(tree(tmp_path, "enabled"), tmp_path / "cache")
+    assert '"ML101"' in enabled
+    counting = Counting(monkeypatch)
+    _, disabled = check(tree(tmp_path, "disabled"), tmp_path / "cache")  # worker.yaml is unchanged
+    assert "worker.yaml" in counting.checked
+    assert '"ML101"' not in disabled
+    _, uncached = check(tmp_path / "tree", tmp_path / "other-cache")
+    assert disabled == uncached
+
+
+def test_a_changed_config_invalidates(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    check(tree(tmp_path), tmp_path / "cache")
+    (tmp_path / ".meshlint.yaml").write_text("ignore: [ML101]\n")
+    counting = Counting(monkeypatch)
+    _, ignored = check(tmp_path / "tree", tmp_path / "cache")
+    assert sorted(counting.checked) == ["namespace.yaml", "worker.yaml"]
+    assert '"ML101"' not in ignored
+
+
+def test_command_line_options_are_part_of_the_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _, all_rules = check(tree(tmp_path), tmp_path / "cache")
+    _, selected = check(tmp_path / "tree", tmp_path / "cache", "--select", "ML3")
+    assert '"ML101"' in all_rules and '"ML101"' not in selected
+
+
+def test_a_mesh_config_file_is_part_of_the_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tree(tmp_path)
+    (tmp_path / "tree" / "namespace.yaml").unlink()
+    context = tmp_path / "context.yaml"
+    context.write_text(NAMESPACE.format(injection="enabled"))
+    _, enabled = check(tmp_path / "tree", tmp_path / "cache", "--mesh-config", str(context))
+    context.write_text(NAMESPACE.format(injection="disabled"))
+    _, disabled = check(tmp_path / "tree", tmp_path / "cache", "--mesh-config", str(context))
+    assert '"ML101"' in enabled and '"ML101"' not in disabled
+
+
+def test_no_cache_reads_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    result = CliRunner().invoke(main, ["check", str(tree(tmp_path)), "--no-cache"])
+    assert result.exit_code == 1
+    assert not (tmp_path / "xdg").exists()
+
+
+def test_default_folder_is_the_user_cache_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    CliRunner().invoke(main, ["check", str(tree(tmp_path))])
+    assert list((tmp_path / "xdg" / "meshlint").glob("results-*.pickle"))
+
+
+def test_a_broken_cache_is_an_empty_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cold = check(tree(tmp_path), tmp_path / "cache")
+    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
+        bucket.write_bytes(b"meshlint-cache-1\nnot a pickle")
+    assert check(tmp_path / "tree", tmp_path / "cache") == cold
+
+
+def test_an_unwritable_cache_folder_costs_nothing_but_speed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("")
+    code, out = check(tree(tmp_path), tmp_path / "file" / "cache")  # a folder inside a file
+    assert code == 1 and '"ML101"' in out
+
+
+def test_a_run_too_small_to_gain_skips_the_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)
+    code, out = check(tree(tmp_path), tmp_path / "cache")
+    assert code == 1 and '"ML101"' in out
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.setattr(cache, "CACHE_FROM", 100)  # the tree is bigger than this
+    check(tmp_path / "tree", tmp_path / "cache")
+    assert list((tmp_path / "cache").glob("results-*.pickle"))

@@ -1,0 +1,56 @@
+"""Files with CRLF line ends are read like any other: the first pass's cheap text checks must see
+`kind: Namespace\r` as a Namespace (testdata/crlf keeps its CRLF bytes: see its .gitattributes)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from helpers import ROOT
+from meshlint.cli import main
+from meshlint.mesh.envsources import might_hold_env_source
+from meshlint.model.prefilter import might_hold_context
+
+CRLF = ROOT / "testdata" / "crlf"
+
+
+def findings(path: str) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(main, ["check", path, "--format", "json", "--config", str(CRLF / ".meshlint.yaml")])
+    return [(f["path"].rsplit("/", 1)[-1], f["line"], f["code"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_fixture_has_crlf_line_ends():
+    assert b"kind: Namespace\r\n" in (CRLF / "namespace.yaml").read_bytes()
+
+
+def test_crlf_namespace_with_injection_disabled_governs_its_workloads():
+    assert findings(str(CRLF)) == []
+
+
+def test_crlf_and_lf_trees_read_alike(tmp_path):
+    for name in ("namespace.yaml", "worker.yaml"):
+        (tmp_path / name).write_bytes((CRLF / name).read_bytes().replace(b"\r\n", b"\n"))
+    assert findings(str(tmp_path)) == findings(str(CRLF)) == []
+    (tmp_path / "namespace.yaml").unlink()  # without the Namespace the workload is checked, so the test can fail
+    assert [code for _, _, code in findings(str(tmp_path))] == ["ML101"]
+
+
+def test_prefilters_see_crlf_kinds():
+    assert might_hold_context("apiVersion: v1\r\nkind: Namespace\r\nmetadata:\r\n  name: x\r\n")
+    assert might_hold_env_source("kind: ConfigMap\r\ndata:\r\n  URL: http://db.x.svc:5432\r\n")
+
+
+def test_fast_prefilters_answer_as_the_patterns_they_stand_for():
+    """The env-source and Istio pre-checks, answered with literals first, agree with the full patterns."""
+    import random
+
+    from meshlint.mesh import envsources
+    from meshlint.model import prefilter
+
+    pieces = ["a", "istio", "name: istio-x", " name:istio", "x:8080", ":8080", "a:80800", "svc.x.svc", ".svcx", "http://", "  DB_URL: x", "\n", "  ", "KAFKA", "\tREDIS_HOST", "sidecar.istio.io/x", "istio-proxy", "apiVersion: security.istio.io/v1"]
+    rng = random.Random(19)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        assert envsources.worth_reading(text) == bool(envsources._WORTH_READING.search(text)), text
+        assert prefilter.might_show_istio(text) == bool(prefilter._ISTIO_HINT.search(text)), text

@@ -1,0 +1,94 @@
+"""Streams that stream: a big file's documents are read, checked and let go one at a time, and the
+report is the one reading the file whole gives."""
+
+from __future__ import annotations
+
+import sys
+import weakref
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import ROOT
+from meshlint.cli import main
+from meshlint.source import libyaml, loader
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from generate import generate
+
+needs_libyaml = pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory) -> str:
+    tree = tmp_path_factory.mktemp("tree")
+    generate(str(tree), 300)
+    parts = [p.read_text() for p in sorted(tree.rglob("*.yaml"))]
+    return "".join(f"---\n# Source: chart/templates/{n}.yaml\n{part}" for n, part in enumerate(parts))
+
+
+def report(text: str, *args: str, fmt: str = "json") -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["check", "-", "--format", fmt, "--no-cache", *args], input=text)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@needs_libyaml
+def test_a_streamed_stdin_reports_what_a_whole_read_reports(stream, monkeypatch):
+    assert len(stream) > loader.PARTS_FROM
+    streamed = report(stream)
+    monkeypatch.setattr(loader, "PARTS_FROM", 10**12)  # read whole, as before streams streamed
+    assert report(stream) == streamed
+    assert '"ML101"' in streamed[1]
+
+
+@needs_libyaml
+def test_a_broken_document_in_a_stream_is_reported_in_place(stream, monkeypatch):
+    broken = stream.replace("kind: Service\n", "kind: Service\nkind: [\n", 1)
+    streamed = report(broken)
+    assert '"ML001"' in streamed[1]
+    monkeypatch.setattr(loader, "PARTS_FROM", 10**12)
+    assert report(broken) == streamed
+
+
+@needs_libyaml
+def test_a_helm_template_stream_is_passed_over_as_before(stream, monkeypatch):
+    template = stream + "---\nmetadata:\n  name: {{ .Release.Name }\n"
+    streamed = report(template)
+    assert "Helm template syntax" in streamed[2] and '"findings": []' in streamed[1]
+    monkeypatch.setattr(loader, "PARTS_FROM", 10**12)
+    assert report(template) == streamed
+
+
+@needs_libyaml
+def test_documents_are_let_go_one_at_a_time(stream):
+    loaded = loader.load_file("-", "<stdin>", stream.encode(), light=lambda *_: False, stream=True)
+    assert loaded.documents == [] and loaded.pending is not None
+    alive = []
+    for n, document in enumerate(loaded.each_document()):
+        alive.append(weakref.ref(document))
+        del document
+        assert all(ref() is None for ref in alive[:-1]), f"an earlier document is still held at {n}"
+    assert len(alive) > 250
+
+
+@needs_libyaml
+@pytest.mark.parametrize("jobs", ["2", "3"])
+def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, monkeypatch, jobs):
+    from meshlint.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    ranges: list[int] = []
+    original = parallel.map_in_workers
+
+    def counted(task, items, workers):
+        ranges.append(len(items))
+        return original(task, items, workers)
+
+    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    broken = stream.replace("kind: Service\n", "kind: Service\nkind: [\n", 1)  # a problem inside one range
+    for text in (stream, broken):
+        one = report(text, "--jobs", "1")
+        assert report(text, "--jobs", jobs) == one
+        sarif = report(text, "--jobs", "1", fmt="sarif")
+        assert sarif[0] == 1 and report(text, "--jobs", jobs, fmt="sarif") == sarif
+    assert ranges and min(ranges) >= 2 * int(jobs)  # the stream was split
