@@ -25,6 +25,8 @@ class ConfigError(Exception):
 
 @dataclass(eq=False, repr=False)
 class Config:
+    """One `.meshlint.yaml` as read (or the defaults): what to check, how, and where it governs."""
+
     path: str | None = None
     base: str = "."
     select: tuple[str, ...] | None = None

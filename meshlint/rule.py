@@ -50,6 +50,8 @@ class RuleContext(NamedTuple):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Rule:
+    """A registered rule: its code, name and default severity, the scopes it checks, its check."""
+
     code: str
     name: str
     severity: Severity

@@ -439,6 +439,25 @@ def test_a_run_on_a_manifest_without_scripts_never_loads_the_shell_parser(tmp_pa
     assert result.stderr.strip().splitlines()[-1] == "False"
 
 
+def test_a_pre_commit_run_on_a_plain_manifest_loads_neither_the_command_model_nor_the_stream_splitter(tmp_path):
+    # Start-up is most of a pre-commit run: what a plain Deployment does not need is not imported.
+    import subprocess
+    import sys
+
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
+        "      containers: [{name: a, image: a, env: [{name: DB_URL, value: 'postgres://db/a'}]}]\n"
+    )
+    watched = ("meshlint.mesh.facts.quitcalls", "meshlint.mesh.facts.shell", "meshlint.engine.streams")
+    code = (
+        "import sys\nfrom meshlint.cli import main\n"
+        "try:\n    main(['check', '--no-cache', 'app.yaml'])\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {watched!r} if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_job_never_completes_says_why_its_quit_call_does_not_count(tmp_path):
     from helpers import MESHED, lint_text
 

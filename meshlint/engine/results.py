@@ -22,6 +22,8 @@ _COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_fil
 
 @dataclass(eq=False, repr=False)
 class Summary:
+    """What a run (or one file) read and found, in counts: the text report's last line."""
+
     files: int = 0
     resources: int = 0
     by_severity: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
@@ -82,6 +84,8 @@ class Summary:
 
 @dataclass(eq=False, repr=False)
 class Report:
+    """A whole run: its findings in report order, the summary, and what the gate and `--fix` need."""
+
     findings: list[Finding]
     summary: Summary
     rules: list[Rule]

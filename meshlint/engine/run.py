@@ -14,7 +14,6 @@ from meshlint.engine.cache import Facts, check_cached, open_cache, worth_caching
 from meshlint.engine.filecheck import check_file, finding, source_line
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, Summary
-from meshlint.engine.streams import check_stream
 from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding
 from meshlint.fingerprint import fingerprinted, repository_root
@@ -134,7 +133,12 @@ def run(
     # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
     # ranges of its documents; a tree, file by file.
     one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
-    checker = partial(check_stream, jobs=jobs) if one_stream else check_file
+    if one_stream:
+        from meshlint.engine.streams import check_stream  # only a big stdin stream with --jobs
+
+        checker: Any = partial(check_stream, jobs=jobs)
+    else:
+        checker = check_file
     check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
     results: Iterable[FileResult]
     if one_stream:

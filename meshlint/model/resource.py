@@ -25,6 +25,8 @@ ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 
 @dataclass(eq=False, repr=False)
 class Resource:
+    """One Kubernetes object of a document: its kind, apiVersion and root mapping."""
+
     kind: str
     api_version: str
     root: Node

@@ -57,13 +57,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.quitcalls import QuitCall
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
 if TYPE_CHECKING:
     from meshlint.fix.edits import Fix
+    from meshlint.mesh.facts.quitcalls import QuitCall
 
 _FIX = {
     "curl": "add -X POST to the curl command",

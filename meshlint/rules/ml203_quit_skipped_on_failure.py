@@ -66,13 +66,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.facts.quitcalls import QuitCall
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
 
 if TYPE_CHECKING:
     from meshlint.fix.edits import Fix
+    from meshlint.mesh.facts.quitcalls import QuitCall
 
 
 @rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="unsafe")

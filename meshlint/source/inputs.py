@@ -36,6 +36,8 @@ class InputError(Exception):
 
 @dataclass(eq=False, repr=False)
 class Inputs:
+    """The files a run's paths name (folders walked), and the warnings met on the walk."""
+
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

@@ -27,6 +27,8 @@ NOT_A_MANIFEST = "not a manifest (no document has apiVersion or kind) and it doe
 
 @dataclass(eq=False, repr=False)
 class LoadedFile:
+    """A file as the loader gives it: its documents, its syntax problems, its lines."""
+
     path: str
     documents: list[Document] = field(default_factory=list)
     problems: list[SyntaxProblem] = field(default_factory=list)
