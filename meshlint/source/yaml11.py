@@ -135,44 +135,50 @@ _IMPLICIT = (
         |null|Null|NULL
         | )$"""),
 )
-_BY_FIRST: dict[str, list[tuple[str, Any]]] | None = None
+
+
+class _Implicit:
+    """One implicit type's pattern, compiled the first time a scalar could be of that type: most runs
+    meet booleans, few meet floats, and compiling all five costs a pre-commit run 1% of its time."""
+
+    __slots__ = ("_regexp", "kind", "pattern")
+
+    def __init__(self, kind: str, pattern: str) -> None:
+        self.kind, self.pattern, self._regexp = kind, pattern, None
+
+    def match(self, text: str) -> bool:
+        if self._regexp is None:
+            import re
+
+            self._regexp = re.compile(self.pattern, re.X)
+        return self._regexp.match(text) is not None
+
+
+def _table() -> dict[str, list[_Implicit]]:
+    table: dict[str, list[_Implicit]] = {}
+    for kind, firsts, pattern in _IMPLICIT:
+        entry = _Implicit(kind, pattern)
+        for char in firsts:
+            table.setdefault(char, []).append(entry)
+    table[""] = [_Implicit("null", r"^$")]  # an empty plain scalar (`key:`) is null
+    return table
+
+
+_BY_FIRST = _table()
+_FIRSTS = frozenset(_BY_FIRST)
 
 
 def resolve_plain(text: str) -> Any:
     """A plain (unquoted, untagged) scalar's value under YAML 1.1."""
-    table = _BY_FIRST if _BY_FIRST is not None else _table()
-    candidates = table.get(text[:1])
-    if candidates is None:
-        return text
-    for kind, regexp in candidates:
-        if regexp.match(text):
-            return _VALUE[kind](text)
+    for entry in _BY_FIRST.get(text[:1], ()):
+        if entry.match(text):
+            return _VALUE[entry.kind](text)
     return text
 
 
 def implicit_first_characters() -> frozenset[str]:
     """The characters a plain scalar of some other type than string can start with ("" for empty)."""
-    global _FIRSTS
-    if _FIRSTS is None:
-        _FIRSTS = frozenset(_BY_FIRST if _BY_FIRST is not None else _table())
     return _FIRSTS
-
-
-_FIRSTS: frozenset[str] | None = None
-
-
-def _table() -> dict[str, list[tuple[str, Any]]]:
-    global _BY_FIRST
-    import re
-
-    table: dict[str, list[tuple[str, Any]]] = {}
-    for kind, firsts, pattern in _IMPLICIT:
-        regexp = re.compile(pattern, re.X)
-        for char in firsts:
-            table.setdefault(char, []).append((kind, regexp))
-    table[""] = [("null", re.compile(r"^$"))]  # an empty plain scalar (`key:`) is null
-    _BY_FIRST = table
-    return table
 
 
 def scalar_of(tag: str, text: str) -> Any:
