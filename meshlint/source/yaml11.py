@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import re
 
 _TAG = "tag:yaml.org,2002:"
 _TRUE = frozenset(("yes", "true", "on", "y"))
@@ -144,7 +147,8 @@ class _Implicit:
     __slots__ = ("_regexp", "kind", "pattern")
 
     def __init__(self, kind: str, pattern: str) -> None:
-        self.kind, self.pattern, self._regexp = kind, pattern, None
+        self.kind, self.pattern = kind, pattern
+        self._regexp: re.Pattern[str] | None = None
 
     def match(self, text: str) -> bool:
         if self._regexp is None:
