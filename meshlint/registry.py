@@ -43,12 +43,11 @@ def installed_points(group: str = GROUP) -> list[Point]:
     points: list[Point] = []
     for base in sys.path:
         try:
-            entries = sorted(os.scandir(base or "."), key=lambda e: e.name)
+            # The standard library's folder has hundreds of entries and no distribution: filter, then sort.
+            entries = sorted((e for e in os.scandir(base or ".") if e.name.endswith((".dist-info", ".egg-info"))), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            if not entry.name.endswith((".dist-info", ".egg-info")):
-                continue
             dist = re.sub(r"[-_.]+", "-", re.split(r"-\d", entry.name.rsplit(".", 1)[0], maxsplit=1)[0]).lower()
             if dist in seen:
                 continue
