@@ -120,7 +120,7 @@ def test_missing_path_is_exit_2_with_one_line(project):
 def test_stdin(project):
     result = invoke("check", "-", input=RACE)
     assert result.exit_code == 1
-    assert result.output.startswith("<stdin>:7:5: warning ML101 [*] startup-race:")
+    assert result.output.startswith("<stdin>:7:5: warning ML101 startup-race:")  # no [*]: --fix never writes stdin
 
 
 def test_json_report(project):

@@ -116,7 +116,14 @@ def test_stdin_is_never_written(project):
     assert (project / "race.yaml").read_bytes() == RACE
     assert result.exit_code == 1
     assert "meshlint: 1 fixable finding is in stdin, files not given or files with a syntax error, which --fix never writes\n" in result.stderr
-    assert "race.yaml:10:5: warning ML101 [*] startup-race:" in result.stdout
+    assert "race.yaml:10:5: warning ML101 startup-race:" in result.stdout  # not marked: --fix would not make it
+
+
+def test_a_fix_that_fix_cannot_make_stays_in_json_but_is_not_counted_as_fixable(project):
+    result = invoke("check", "-", "--format", "json", "--stdin-filename", "race.yaml", input=RACE.decode())
+    report = json.loads(result.stdout)
+    assert [(f["code"], f["fix"]["applicability"]) for f in report["findings"]] == [("ML101", "safe")]  # for other tools
+    assert (report["summary"]["fixable"], report["summary"]["unsafe_fixable"]) == (0, 0)  # --fix never writes stdin
 
 
 def test_a_file_with_a_syntax_error_is_never_written(project):
@@ -124,7 +131,8 @@ def test_a_file_with_a_syntax_error_is_never_written(project):
     (project / "broken.yaml").write_bytes(broken)
     result = invoke("check", "broken.yaml", "--fix")
     assert (project / "broken.yaml").read_bytes() == broken
-    assert "error ML001 yaml-syntax-error:" in result.stdout and "warning ML101 [*] startup-race:" in result.stdout
+    assert "error ML001 yaml-syntax-error:" in result.stdout and "warning ML101 startup-race:" in result.stdout
+    assert "fixable with --fix" not in result.stdout  # neither marked nor counted until the file parses
     assert result.stderr == "meshlint: 1 fixable finding is in stdin, files not given or files with a syntax error, which --fix never writes\n"
 
 
@@ -139,7 +147,7 @@ def test_files_read_for_context_are_never_written(project):
     (project / "apps" / "web.yaml").write_bytes(RACE)
     result = invoke("check", "istio.yaml", "--fix")
     assert "istio.yaml changed: also checking 1 file" in result.stderr
-    assert "ML101 [*]" in result.stdout  # reported, and fixable by naming the file
+    assert "ML101 startup-race" in result.stdout and "[*]" not in result.stdout  # reported; fixable once the file is named
     assert (project / "apps" / "web.yaml").read_bytes() == RACE
     assert "1 fixable finding is in stdin, files not given or files with a syntax error" in result.stderr
 

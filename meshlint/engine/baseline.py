@@ -99,4 +99,4 @@ def apply(report: Report, entries: list[Entry]) -> None:
     report.summary.baselined = len(report.findings) - len(kept)
     report.summary.stale_baseline = [e.as_dict() for e in stale]
     report.findings = kept
-    report.summary.count(kept)
+    report.summary.count(kept, report.fix_reachable)

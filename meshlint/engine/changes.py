@@ -74,7 +74,7 @@ def apply(report: Report, changed: ChangedLines) -> None:
     kept = [f for f in report.findings if changed.touches(f.position) or any(changed.touches(p) for p in f.related)]
     report.summary.outside_diff = len(report.findings) - len(kept)
     report.findings = kept
-    report.summary.count(kept)
+    report.summary.count(kept, report.fix_reachable)
 
 
 def _git(args: list[str], problem: str, cwd: str | None = None, quote_git: bool = True) -> str:

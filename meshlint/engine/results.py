@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -49,13 +50,14 @@ class Summary:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped_inputs.extend(other.skipped_inputs)
 
-    def count(self, findings: list[Finding]) -> None:
-        """Findings by severity, counted afresh (after the run, and after the gate drops some)."""
+    def count(self, findings: list[Finding], reachable: Callable[[Finding], bool] = lambda f: True) -> None:
+        """Findings by severity, counted afresh (after the run, and after the gate drops some); the
+        fixable ones among those whose file `--fix` can reach (`Report.fix_reachable`)."""
         self.by_severity = {"error": 0, "warning": 0, "info": 0}
         self.fixable = self.unsafe_fixable = 0
         for finding in findings:
             self.by_severity[str(finding.severity)] += 1
-            if finding.fix is not None:
+            if finding.fix is not None and reachable(finding):
                 if finding.fix.safe:
                     self.fixable += 1
                 else:
@@ -95,6 +97,17 @@ class Report:
     fail_on: Severity | None = Severity.WARNING  # None: never
     writable: frozenset[str] = frozenset()  # inputs `--fix` may write: named or walked, not stdin, not widened
     unsafe_fixes: bool = False  # `--unsafe-fixes`: unsafe fixes count as fixable too
+    broken: frozenset[str] = frozenset()  # inputs with a syntax error (ML001): `--fix` never writes them
+
+    def fix_reachable(self, finding: Finding) -> bool:
+        """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere
+        (stdin, a widened file, a file with ML001) stays in JSON and SARIF for other tools, but is
+        neither marked [*] nor counted as fixable: `--fix` would not make it."""
+        return finding.path in self.writable and finding.path not in self.broken
+
+    def fix_offered(self, finding: Finding) -> bool:
+        """`--fix` (with `--unsafe-fixes` when this run has it) would try this finding's fix."""
+        return finding.fixable(self.unsafe_fixes) and self.fix_reachable(finding)
 
 
 @dataclass(eq=False, repr=False)

@@ -166,7 +166,8 @@ def run(
         cache.save()
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
-    report.summary.count(report.findings)
+    report.broken = frozenset(f.path for f in report.findings if f.code == "ML001")
+    report.summary.count(report.findings, report.fix_reachable)
     return report
 
 

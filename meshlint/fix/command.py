@@ -52,8 +52,7 @@ def diff(lint: Callable[[], Report], unsafe: bool, shown: Callable[[Report], set
 def _notes(outcome: Outcome, unsafe: bool) -> list[str]:
     """Fixes left out, and fixable findings in files --fix never writes."""
     first = outcome.first
-    broken = {f.path for f in first.findings if f.code == "ML001"}
-    never = [f for f in first.findings if f.fixable(unsafe) and (f.path not in first.writable or f.path in broken)]
+    never = [f for f in first.findings if f.fixable(unsafe) and not first.fix_reachable(f)]
     notes = list(outcome.notes)
     if never:
         are = "s are" if len(never) != 1 else " is"

@@ -89,16 +89,15 @@ class _Session:
         # A fix left out is no longer offered: the report after --fix marks only what --fix would do.
         report = outcome.report
         report.findings = [f._replace(fix=None) if f.fix is not None and (f.fingerprint, f.fix.title) in self.refused else f for f in report.findings]
-        report.summary.count(report.findings)
+        report.summary.count(report.findings, report.fix_reachable)
         return outcome
 
     def _candidates(self, report: Report) -> list[Finding]:
         assert self.outcome is not None
         seen = self.eligible(report) if self.eligible is not None else None
-        broken = {f.path for f in report.findings if f.code == "ML001"}
         return [
             f for f in report.findings
-            if f.fix is not None and f.fixable(self.unsafe) and f.path in report.writable and f.path not in broken
+            if f.fix is not None and f.fixable(self.unsafe) and report.fix_reachable(f)
             and (seen is None or f.fingerprint in seen) and (f.fingerprint, f.fix.title) not in self.refused
         ]
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def chunks(report: Report) -> Iterator[str]:
     for f in report.findings:
-        mark = " [*]" if f.fixable(report.unsafe_fixes) else ""
+        mark = " [*]" if report.fix_offered(f) else ""
         yield f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}\n"
 
 

@@ -84,7 +84,7 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     """The report one finding at a time (a big report is written while it is made)."""
     for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
-        mark = " [*]" if f.fixable(report.unsafe_fixes) else ""  # --fix would settle it (ruff's mark)
+        mark = " [*]" if report.fix_offered(f) else ""  # --fix would settle it (ruff's mark)
         if color:
             out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET}{mark} {f.name}: {f.message}"]
         else:
