@@ -363,6 +363,24 @@ def test_extended_mesh_context_keeps_pointing_where_it_did(tmp_path, monkeypatch
     assert out.splitlines() == [ml301("../../platform/istio.yaml", at="app.yaml")]
 
 
+def test_a_mesh_context_file_beside_a_named_file_counts_once_where_its_config_places_it(tmp_path, monkeypatch):
+    # apps/istio.yaml is mesh.context of the root config, so it counts as located at the root; the named
+    # file's neighbour apps/team.yaml is nearer and decides. Read a second time as a neighbour, at its own
+    # path, the context file would tie with apps/team.yaml (ML006) instead.
+    write_tree(
+        tmp_path,
+        {
+            ".meshlint.yaml": "mesh:\n  context: [apps/istio.yaml]\n",
+            "apps/istio.yaml": operator("platform", "5s"),
+            "apps/team.yaml": operator("team", "20s"),
+            "apps/web/app.yaml": APP,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    out = check("apps/web/app.yaml", "--format", "concise", "--select", "ML301,ML006")[1]
+    assert out.splitlines() == [ml301("apps/team.yaml")]
+
+
 # --- a named file holding mesh-wide context checks what it governs (§W2.6) ------------------------------
 
 WIDEN_TREE = {

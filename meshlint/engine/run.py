@@ -186,6 +186,9 @@ class _Context:
         self._placed: set[tuple[str, str]] = set()
         self._configs_done = 0
         self.read_files: set[str] = set()
+        # mesh.context files read as such: never read again as a named file's neighbour, where they
+        # would count a second time, at their own path instead of the place their config gives them.
+        self.context_reals: set[str] = set()
         # What the context was made of, in the order it was read: a cached result is only as good as
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
         self.facts = Facts(cached)
@@ -210,6 +213,7 @@ class _Context:
         if real in self.taken:
             self.as_input.setdefault(real, folder)
             return
+        self.context_reals.add(real)
         display = os.path.relpath(path) if os.path.isabs(path) else path
         try:
             data = inputs.read(path)
@@ -228,7 +232,10 @@ class _Context:
         """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
         sources (inputs only: files read for context alone widen nothing)."""
         for path in files:
-            self.read_files.add(inputs.real(path))
+            real = inputs.real(path)
+            if real in self.context_reals:
+                continue
+            self.read_files.add(real)
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             try:
