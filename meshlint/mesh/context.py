@@ -250,6 +250,8 @@ class MeshContext:
         return (path, line) < (found.origin.path, found.origin.line)
 
     def _note_istio(self, resource: Resource) -> None:
+        if not self.wants_istio_sign(resource.path, resource.document.line):
+            return  # a sign before this resource is known: none in it can come first
         sign = _istio_sign(resource)
         if sign is None or not (self.istio_in_use is None or _earlier(sign, self.istio_in_use)):
             return
