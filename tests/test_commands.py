@@ -480,6 +480,8 @@ spec:
               exec python export.py
 """
     [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML201"]
+    # Only mesh.default-injection puts a sidecar in this pod (no namespace): ML201 says so, as ML101 does.
+    assert finding.message.startswith("Job export never completes (injection assumed: namespace unknown): its classic istio-proxy")
     assert finding.message.endswith(
         "because nothing POSTs to localhost:15020/quitquitquit; its quit call on line 16 never runs: it is in a trap, "
         "and `exec python export.py` on line 17 replaces the shell, so the trap never runs"

@@ -44,6 +44,11 @@ class Classification(NamedTuple):
     revision: str = ""  # the Istio revision that injects it ("" the default)
     unknown_revision: Node | None = None  # an istio.io/rev that names no revision of the run
 
+    @property
+    def assumed_note(self) -> str:
+        """What a finding about the sidecar says when only the default put it there."""
+        return " (injection assumed: namespace unknown)" if self.assumed else ""
+
 
 def classify(
     template: PodTemplate,

@@ -36,7 +36,7 @@ data:
 
 ## References
 - YAML 1.1 specification, section 3.2.1.1 (mapping keys are unique)
-- kubectl: "error converting YAML to JSON: yaml: ... mapping key already defined"
+- kubernetes/kubernetes#89303: the API server accepts a manifest with duplicate keys and keeps the last value
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _help(message: str) -> str:
     if message.startswith(("data.mesh ", "data.values ")):
         return "fix the YAML inside the string at this point: Kubernetes stores the ConfigMap as it is, and only Istio reads the string"
     if message.startswith("duplicate key"):
-        return "keep one of the two keys; Kubernetes would see only one of them, and kubectl refuses the object"
+        return "keep one of the two keys: kubectl apply would quietly use the last one, and kustomize and Flux refuse the file"
     if "UTF-8" in message:
         return "save the file as UTF-8"
     if "recursive alias" in message or "nests more than" in message:

@@ -4,7 +4,8 @@
 When the run declares its control-plane revisions (IstioOperator `spec.revision`, Helm `revision` or
 `revisionTags`, a ConfigMap `istio-<rev>`, a webhook `istio-revision-tag-<tag>` or
 `istio-sidecar-injector-<rev>`), reports a Namespace or a pod template whose `istio.io/rev` names none
-of them. Silent when the run declares no revision at all. Such pods get no sidecar, so the sidecar
+of them. Silent when the run declares no revision at all, and for a Namespace that also has
+`istio-injection`, which decides alone (ML007 reports the label it shadows). Such pods get no sidecar, so the sidecar
 rules leave them alone.
 
 ## Why is this bad?
@@ -57,7 +58,7 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Position, Severity
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.istio import REV_LABEL
+from meshlint.mesh.istio import NAMESPACE_INJECTION_LABEL, REV_LABEL
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
@@ -70,7 +71,8 @@ from meshlint.wording import listing
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     if isinstance(subject, Resource):
         label = subject.labels.get(REV_LABEL) if subject.kind == "Namespace" else None
-        if label is not None and ctx.mesh.revision_of(label.text or "") is None:
+        # istio-injection, whatever its value, decides alone: the revision label is never read (ML007).
+        if label is not None and NAMESPACE_INJECTION_LABEL not in subject.labels and ctx.mesh.revision_of(label.text or "") is None:
             yield _issue(ctx.mesh, label, f"Namespace {subject.name}", "any pod in it")
         return
     label = subject.classification.unknown_revision

@@ -12,7 +12,9 @@ as `migrate`, `flyway`, `wait-for`, `curl`, `nc`, `pip install`, and a co-locate
 out at start (`cloud_sql_proxy`). Commands are read as the shell runs them: a comment, a file path, a
 listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a `{{ }}`
 placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being a Job is
-none by itself. Option `require-evidence: true` reports only workloads with evidence.
+none by itself. Option `require-evidence: true` reports only workloads with evidence. A pod with
+interception mode `NONE` is left alone: without iptables its calls do not pass through the proxy
+(ML403 reports that).
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -129,12 +131,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
     if not workload.classic_sidecar or workload.hold.value:
         return
+    if workload.interception_mode.value == "NONE":
+        return  # no iptables: the app's calls do not pass through istio-proxy, so they cannot wait on it (ML403)
     evidence = workload.startup_evidence
     if not evidence and ctx.options.get("require-evidence"):
         return
-    assumed = " (injection assumed: namespace unknown)" if workload.classification.assumed else ""
     message = (
-        f"{workload.template.title} can start before its istio-proxy sidecar is ready{assumed}: "
+        f"{workload.template.title} can start before its istio-proxy sidecar is ready{workload.classification.assumed_note}: "
         f"classic sidecar ({workload.native.cited}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
     )
     if evidence:

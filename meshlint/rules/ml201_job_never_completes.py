@@ -117,7 +117,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     advice = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
     yield Issue(
         workload.template.fix_position,
-        f"{workload.template.title} never completes: its classic istio-proxy sidecar keeps running after "
+        f"{workload.template.title} never completes{workload.classification.assumed_note}: its classic istio-proxy sidecar keeps running after "
         f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
         f"{NATIVE_FIRST}, {advice}",
         fix=_native(workload),
