@@ -57,7 +57,7 @@ RACE_TEXT = (
     "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
     "or run native sidecars: the pod annotation sidecar.istio.io/nativeSidecar: \"true\" (Istio 1.24+, Kubernetes 1.29+), "
-    "or Istio 1.27+ on Kubernetes 1.33+, which use them by default (pass --istio-version and --kubernetes-version so meshlint can tell)\n"
+    "or Istio 1.27+ with every node on Kubernetes 1.33+, which turns them on by default (pass --istio-version and --kubernetes-version so meshlint can tell)\n"
 )
 
 

@@ -106,7 +106,7 @@ def native_hint(workload: WorkloadView) -> str:
     """How to let native sidecars settle the race, worded by what is known of the versions."""
     if workload.native.note == VERSIONS_UNKNOWN:
         return (
-            f"or run native sidecars: {NATIVE_ANNOTATION_HINT}, or Istio 1.27+ on Kubernetes 1.33+, which use them by default "
+            f"or run native sidecars: {NATIVE_ANNOTATION_HINT}, or Istio 1.27+ with every node on Kubernetes 1.33+, which turns them on by default "
             "(pass --istio-version and --kubernetes-version so meshlint can tell)"
         )
     return f"or enable native sidecars with {NATIVE_ANNOTATION_HINT}"
