@@ -170,3 +170,32 @@ def test_a_rewrite_conflict_is_reported_only_where_it_changes_a_finding(tmp_path
     messages = [f.message for f in report.findings if f.code == "ML006"]
     assert len(messages) == 2 and all("rewriteAppHTTPProbe" in m and "1 workload gets none of them" in m for m in messages)
     assert [f.code for f in report.findings if f.code in ("ML106", "ML107")] == []  # undecided: the default, rewrite on
+
+
+def test_injected_native_proxy_without_startup_probe_names_the_status_port_that_removed_it(tmp_path):
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hello}
+spec:
+  template:
+    metadata:
+      annotations:
+        status.sidecar.istio.io/port: "0"
+    spec:
+      initContainers:
+        - name: istio-init
+          image: docker.io/istio/proxyv2:1.27.0
+        - name: istio-proxy
+          image: docker.io/istio/proxyv2:1.27.0
+          restartPolicy: Always
+          args: [proxy, sidecar]
+      containers:
+        - name: hello
+          image: hello:1
+"""
+    [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML103"]
+    assert (finding.line, finding.column, str(finding.severity)) == (13, 17, "error")
+    assert finding.help == (
+        'the injector leaves it out because of status.sidecar.istio.io/port: "0" (' + str(tmp_path / "manifest.yaml") + ':8): '
+        "remove that and inject again"
+    )

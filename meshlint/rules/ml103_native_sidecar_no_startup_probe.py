@@ -69,16 +69,20 @@ _PROXY_WORDS = re.compile(r"proxy|envoy|linkerd|mesh", re.I)
 
 @rule(code="ML103", name="native-sidecar-no-startup-probe", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    off = workload.startup_probe_off
     for container in workload.template.init_containers:
         if not container.is_native_sidecar or container.has_startup_probe:
             continue
         if _PROXY_WORDS.search(container.name) or _PROXY_WORDS.search(container.image):
+            injected = workload.injected_proxy is not None and container.name == workload.injected_proxy.name
             yield Issue(
                 container.position,
                 f"native sidecar {container.name!r} has no startupProbe: Kubernetes starts the next containers as soon as its process runs, before the proxy is ready",
-                "add a startupProbe on the proxy's readiness endpoint (Istio: httpGet /healthz/ready on 15021)",
+                # Injected output without the probe: the injector left it out for a reason written in the pod.
+                f"the injector leaves it out because of {off.note} ({off.where}): remove that and inject again"
+                if injected and off is not None else "add a startupProbe on the proxy's readiness endpoint (Istio: httpGet /healthz/ready on 15021)",
+                related=origins(off) if injected and off is not None else (),
             )
-    off = workload.startup_probe_off
     if off is not None and workload.native_sidecar and workload.injected_proxy is None:
         on_pod = off.origin is not None and off.origin.path == workload.owner.path and off.note.startswith("status.")
         yield Issue(
