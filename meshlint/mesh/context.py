@@ -24,7 +24,7 @@ from meshlint.mesh.istio import (
     REV_LABEL,
     is_pod_key,
 )
-from meshlint.mesh.linkerd import LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
+from meshlint.mesh.linkerd import INJECT_ANNOTATION, LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
@@ -495,8 +495,14 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 def _mesh_keys(namespace: Namespace) -> tuple[tuple[str, str | None], ...]:
     """What of a Namespace decides injection, to compare two definitions of it."""
     keys = [(k, v.text) for k, v in namespace.labels.items() if k in NAMESPACE_MESH_LABELS]
-    keys += [(k, v.text) for k, v in namespace.annotations.items() if k.startswith(LINKERD_CONFIG_PREFIXES)]
+    keys += [(k, v.text) for k, v in namespace.annotations.items() if k.startswith(LINKERD_CONFIG_PREFIXES) and not _injects_nothing(k, v)]
     return tuple(sorted(keys))
+
+
+def _injects_nothing(key: str, value: Node) -> bool:
+    """`linkerd.io/inject: disabled` (or "") on a namespace injects nothing, as no annotation does
+    (reference §11.1.2): two definitions differing only in that agree."""
+    return key == INJECT_ANNOTATION and value.text in ("", "disabled")
 
 
 def _namespace_position(namespace: Namespace) -> Position | None:
