@@ -205,3 +205,27 @@ spec:
         "this looks like a startup-race workaround (init container 'wait' command calls db:5432 with nc (line 13) uses 5432): "
         "native sidecars (the proxy then starts before the init containers) would fix the race without losing mTLS"
     )
+
+
+def test_interception_none_says_what_still_passes_through_the_proxy_when_the_app_sends_it_there(tmp_path):
+    from helpers import MESHED, lint_text
+
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: client}
+spec:
+  template:
+    metadata:
+      annotations: {sidecar.istio.io/interceptionMode: NONE}
+    spec:
+      containers:
+        - name: client
+          image: client:1
+          env: [{name: HTTP_PROXY, value: "http://127.0.0.1:15002"}]
+"""
+    [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML403"]
+    assert finding.message.endswith(
+        "istio-proxy captures no traffic, so only what the app sends to it itself (env HTTP_PROXY=http://127.0.0.1:15002 in "
+        "container 'client') gets mTLS; what the pod receives gets no mTLS, PeerAuthentication or AuthorizationPolicy unless a "
+        "Sidecar's ingress listener takes it"
+    )

@@ -220,6 +220,20 @@ class WorkloadView:
         """Network use of one container (the same signs as the startup evidence)."""
         return self.commands(container).startup_calls
 
+    def sends_to_proxy(self, container: Container) -> Setting[Any] | None:
+        """The container is told to send through the sidecar itself (HTTP_PROXY and the like at a
+        loopback address): those calls pass through istio-proxy even when nothing is captured."""
+        for item in container.node.get("env").elements():
+            name, value = item.get("name").text or "", item.get("value")
+            if name.upper() in _PROXY_ENV and value.exists and _loopback(value.text or ""):
+                return Setting(value.text, value.pos, f"env {name}={value.text} in {container.label}", local=True)
+        return None
+
+    @cached_property
+    def app_sends_to_proxy(self) -> Setting[Any] | None:
+        """The first app container that sends through the sidecar itself (see `sends_to_proxy`)."""
+        return next((s for s in map(self.sends_to_proxy, self.app_containers) if s is not None), None)
+
     @cached_property
     def outbound_ports(self) -> list[tuple[Container, int, Evidence]]:
         """Destination ports the app dials (env URLs, `host:port`, `*_PORT`, its commands' calls), per container."""
@@ -442,6 +456,15 @@ class WorkloadView:
             if setting is not None and setting.local and setting.origin is not None:
                 return setting.origin
         return self.template.fix_position
+
+
+_PROXY_ENV = frozenset(("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY"))
+
+
+def _loopback(address: str) -> bool:
+    host = address.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    host = host[1:].split("]", 1)[0] if host.startswith("[") else host.split(":", 1)[0]
+    return host in {"localhost", "::1"} or host.startswith("127.")
 
 
 def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | None = None) -> WorkloadView:

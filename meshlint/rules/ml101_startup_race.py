@@ -13,8 +13,9 @@ out at start (`cloud_sql_proxy`). Commands are read as the shell runs them: a co
 listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a `{{ }}`
 placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being a Job is
 none by itself. Option `require-evidence: true` reports only workloads with evidence. A pod with
-interception mode `NONE` is left alone: without iptables its calls do not pass through the proxy
-(ML403 reports that).
+interception mode `NONE` is left alone (ML403 reports it): without iptables its calls pass through
+the proxy only when the app sends them there itself (`HTTP_PROXY=127.0.0.1:15002`), and then it is
+reported.
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -131,8 +132,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
     if not workload.classic_sidecar or workload.hold.value:
         return
-    if workload.interception_mode.value == "NONE":
-        return  # no iptables: the app's calls do not pass through istio-proxy, so they cannot wait on it (ML403)
+    if workload.interception_mode.value == "NONE" and workload.app_sends_to_proxy is None:
+        return  # no iptables: the app's calls do not pass through istio-proxy unless it sends them there itself
     evidence = workload.startup_evidence
     if not evidence and ctx.options.get("require-evidence"):
         return

@@ -62,10 +62,15 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     mode = workload.interception_mode
     if not workload.istio_sidecar or mode.value != "NONE":
         return
+    explicit = workload.app_sends_to_proxy
+    scope = (
+        f"so only what the app sends to it itself ({explicit.note}) gets mTLS; what the pod receives gets no mTLS, PeerAuthentication or "
+        "AuthorizationPolicy unless a Sidecar's ingress listener takes it"
+        if explicit is not None else "so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy"
+    )
     yield Issue(
         workload.point_at(mode),
-        f"interception mode is NONE ({mode.note or 'interceptionMode'}, {mode.where}): istio-proxy captures no traffic, "
-        "so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy",
+        f"interception mode is NONE ({mode.note or 'interceptionMode'}, {mode.where}): istio-proxy captures no traffic, {scope}",
         "remove the setting (REDIRECT is the default), or use TPROXY to keep client source addresses",
         related=origins(mode),
     )
