@@ -256,3 +256,17 @@ def test_a_clean_run_loads_no_fix_code(project):
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "meshlint", "check", "svc.yaml"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "meshlint.fix" not in done.stderr
+
+
+def test_a_fix_indents_as_the_file_does_around_it_not_as_a_stream_does_far_away(tmp_path):
+    # A rendered stream may hold charts of different styles; reading only the lines around the fix also
+    # keeps a stream of thousands of fixes linear.
+    from meshlint.fix.text import INDENT_WINDOW, indent_step
+    from meshlint.source.loader import load_text
+
+    four = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: wide\ndata:\n    a: b\n"
+    two = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: narrow\n"
+    text = "---\n".join([four] * (INDENT_WINDOW // 5) + [two] * (INDENT_WINDOW // 3))
+    documents = load_text(str(tmp_path / "stream.yaml"), text).documents
+    assert indent_step(documents[0].root.get("metadata")) == 4
+    assert indent_step(documents[-1].root.get("metadata")) == 2
