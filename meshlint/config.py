@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Severity
 from meshlint.schemas import fits, read_schema
+from meshlint.source.inputs import CONFIG_NAMES
 
 if TYPE_CHECKING:
     import jsonschema
 
-CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")
 _FOLDERS = "\0context-folders"  # not a setting: where each resolved mesh.context file was named
 
 

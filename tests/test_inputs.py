@@ -38,6 +38,12 @@ def test_walk_respects_gitignore_files_from_the_repository_top_down(tmp_path):
     assert walked(tmp_path / "charts") == ["keep.generated.yaml", "values.yaml"]
 
 
+def test_walks_pass_over_meshlints_own_config_files(tmp_path):
+    # A nested .meshlint.yaml is configuration, not an input: it is neither checked nor counted as skipped.
+    tree(tmp_path, {".meshlint.yaml": "fail-on: error\n", "apps/.meshlint.yml": "mesh: {default-injection: disabled}\n", "apps/web.yaml": "", ".ci.yaml": ""})
+    assert walked(tmp_path) == [".ci.yaml", "apps/web.yaml"]
+
+
 def test_gitignore_outside_a_repository_governs_only_its_own_folder(tmp_path):
     tree(tmp_path, {".gitignore": "*.yaml\n", "sub/a.yaml": "", "b.yaml": ""})
     assert walked(tmp_path / "sub") == ["a.yaml"]

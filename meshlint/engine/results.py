@@ -44,6 +44,9 @@ class Summary:
     fixed: int | None = None  # set by --fix: findings of the run before the fixes that are gone
     fixable: int = 0  # findings with a safe fix
     unsafe_fixable: int = 0  # findings with an unsafe fix (applied only with --unsafe-fixes)
+    # What showed that the run is about Istio (§W1), for the text summary when workloads were assumed
+    # meshed: a run over several repositories learns there why all of them count as Istio's.
+    istio_sign: str | None = None
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:

@@ -168,6 +168,9 @@ def run(
     report.findings.sort(key=_order)
     report.broken = frozenset(f.path for f in report.findings if f.code == "ML001")
     report.summary.count(report.findings, report.fix_reachable)
+    sign = mesh.istio_in_use
+    if sign is not None and report.summary.assumed_meshed:
+        report.summary.istio_sign = f"{sign.value}, {sign.where}"
     return report
 
 

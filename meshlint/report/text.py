@@ -28,7 +28,7 @@ def summary_line(summary: Summary) -> str:
         f"{total} finding{'s' if total != 1 else ''} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)",
         f"{summary.suppressed} suppressed",
         f"{summary.skipped_documents + summary.skipped_files} skipped",
-        f"{summary.assumed_meshed} assumed meshed",
+        f"{summary.assumed_meshed} assumed meshed" + (f" (the run shows Istio: {summary.istio_sign})" if summary.istio_sign else ""),
     ]
     if summary.not_checked:
         parts.append(

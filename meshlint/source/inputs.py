@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")  # meshlint's own config: never a manifest, so walks pass over it
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
@@ -187,7 +188,7 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
                     inputs.warnings.append(f"{path}: symbolic link loop; skipped")
                     continue
                 subdirs.append(path)
-            elif entry.name.endswith(YAML_SUFFIXES):
+            elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in CONFIG_NAMES:
                 if excluder.excludes(path) or gitignores.ignores(path, directory=False):
                     continue
                 if entry.is_symlink() and not os.path.exists(path):
