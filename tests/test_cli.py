@@ -408,3 +408,16 @@ def test_rendered_streams_keep_the_file_each_object_came_from(project):
     ]
     text = invoke("check", "-", "--stdin-filename", "rendered.yaml", input=RENDERED).stdout
     assert "    |     ^\n  source: web/templates/deployment.yaml\n  help: " in text
+
+
+@pytest.mark.parametrize("injection, tail", [
+    ("auto", "1 assumed meshed (the run shows Istio: Gateway edge, sign.yaml:1)"),
+    ("enabled", "1 assumed meshed"),  # the config assumed it, not the Gateway: no sign to name
+])
+def test_the_summary_names_the_istio_sign_only_when_it_made_a_workload_count_as_meshed(tmp_path, monkeypatch, injection, tail):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".meshlint.yaml").write_text(f"mesh:\n  default-injection: {injection}\n")
+    (tmp_path / "app.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web, image: web}]\n")
+    (tmp_path / "sign.yaml").write_text("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge}\n")
+    out = invoke("check", ".").output
+    assert out.splitlines()[-1] == f"2 files, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 1 skipped, {tail}"

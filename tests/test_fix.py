@@ -136,6 +136,14 @@ def test_a_file_with_a_syntax_error_is_never_written(project):
     assert result.stderr == "meshlint: 1 fixable finding is in stdin, files not given or files with a syntax error, which --fix never writes\n"
 
 
+def test_a_file_with_a_syntax_error_offers_no_fix_even_when_ml001_is_not_selected(project):
+    broken = RACE + b"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n"
+    (project / "broken.yaml").write_bytes(broken)
+    result = invoke("check", "broken.yaml", "--select", "ML101")
+    assert "warning ML101 startup-race:" in result.stdout and "ML001" not in result.stdout
+    assert "[*]" not in result.stdout and "fixable with --fix" not in result.stdout
+
+
 def test_files_read_for_context_are_never_written(project):
     """A named IstioOperator brings in the workload files it governs (§W2.6): checked, never fixed."""
     (project / ".git").mkdir()

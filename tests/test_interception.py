@@ -224,8 +224,55 @@ spec:
           env: [{name: HTTP_PROXY, value: "http://127.0.0.1:15002"}]
 """
     [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML403"]
-    assert finding.message.endswith(
+    assert finding.message == (
+        f"interception mode is NONE (sidecar.istio.io/interceptionMode, {tmp_path / 'manifest.yaml'}:7): "
         "istio-proxy captures no traffic, so only what the app sends to it itself (env HTTP_PROXY=http://127.0.0.1:15002 in "
         "container 'client') gets mTLS; what the pod receives gets no mTLS, PeerAuthentication or AuthorizationPolicy unless a "
         "Sidecar's ingress listener takes it"
     )
+
+
+@pytest.mark.parametrize(
+    "address, port",
+    [
+        ("127.0.0.1:15002", 15002),
+        ("http://127.0.0.1:15002", 15002),
+        ("http://user:secret@localhost:15002/", 15002),
+        ("LOCALHOST:15002", 15002),
+        ("[::1]:15002", 15002),
+        ("127.9.9.9:15002", 15002),
+        ("http://localhost", None),  # no port: nothing says it is the proxy's
+        ("http://127.proxy.corp.example:3128", None),  # a host name that starts like an address
+        ("10.0.0.1:3128", None),
+        ("proxy.corp:3128", None),
+    ],
+)
+def test_a_proxy_address_counts_as_the_sidecar_only_on_loopback_with_a_port(address, port):
+    from meshlint.mesh.workload import _loopback_port
+
+    assert _loopback_port(address) == port
+
+
+def test_a_loopback_proxy_another_container_serves_is_not_the_sidecar(tmp_path):
+    from helpers import MESHED, lint_text
+
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: client}
+spec:
+  template:
+    metadata:
+      annotations: {sidecar.istio.io/interceptionMode: NONE}
+    spec:
+      containers:
+        - name: client
+          image: client:1
+          args: [fetch, http://orders:8080/]
+          env: [{name: HTTPS_PROXY, value: "http://127.0.0.1:3128"}]
+        - name: squid
+          image: squid:6
+          ports: [{containerPort: 3128}]
+"""
+    findings = lint_text(tmp_path, text, MESHED).findings
+    assert [f.code for f in findings] == ["ML403"]  # no startup race: the app's calls go through squid, not istio-proxy
+    assert findings[0].message.endswith("so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy")

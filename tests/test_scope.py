@@ -381,6 +381,27 @@ def test_a_mesh_context_file_beside_a_named_file_counts_once_where_its_config_pl
     assert out.splitlines() == [ml301("apps/team.yaml")]
 
 
+def test_a_widened_run_reads_a_nested_configs_mesh_context_once_where_that_config_places_it(tmp_path, monkeypatch):
+    # Naming istio.yaml widens the run over the tree, where apps/.meshlint.yaml names web/ctx.yaml as
+    # context (placed at apps/). apps/web/local.yaml is nearer to the workload and decides, as in a run
+    # of the whole tree; read a second time by the walk at its own path, ctx.yaml would tie with it.
+    write_tree(
+        tmp_path,
+        {
+            ".meshlint.yaml": "mesh: {}\n",
+            "istio.yaml": operator("root", "1s", hold=True),
+            "apps/.meshlint.yaml": "mesh:\n  context: [web/ctx.yaml]\n",
+            "apps/web/ctx.yaml": operator("ctx", "20s"),
+            "apps/web/local.yaml": operator("local", "5s"),
+            "apps/web/app.yaml": APP,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = check("istio.yaml", "--format", "concise", "--select", "ML301,ML006")
+    assert (code, out, err) == (0, "", "meshlint: istio.yaml changed: also checking 1 file\n")
+    assert check(".", "--format", "concise", "--select", "ML301,ML006")[:2] == (0, "")
+
+
 # --- a named file holding mesh-wide context checks what it governs (§W2.6) ------------------------------
 
 WIDEN_TREE = {
@@ -469,3 +490,12 @@ def test_ml006_names_each_other_value_once_with_how_many_sources_give_it(tmp_pat
     )
     assert out[1] == ml006("apps/b/istio.yaml", "50s", "apps/a/istio.yaml", "20s", "elsewhere", count="2 workloads get")
     assert len(out) == 3
+
+
+def test_namespace_definitions_that_inject_alike_leave_the_namespace_known():
+    # testdata/ML006/silent_linkerd_inject_disabled_or_absent: linkerd.io/inject disabled and absent agree,
+    # so the namespace is known, has no Istio label, and no sidecar is assumed for its DaemonSet.
+    from helpers import TESTDATA
+
+    code, out, _ = check(str(TESTDATA / "ML006" / "silent_linkerd_inject_disabled_or_absent"), "--format", "concise")
+    assert (code, out) == (0, "")

@@ -82,6 +82,7 @@ class FileCheck:
         summary.resources += 1
         for view in item.views:
             summary.assumed_meshed += 1 if view.istio_sidecar and view.classification.assumed else 0
+            summary.assumed_by_sign += 1 if view.istio_sidecar and view.classification.by_sign else 0
             summary.not_checked += 1 if view.classification.unchecked else 0
             if self.count_defaults:
                 summary.on_defaults += 1 if view.istio_sidecar and not view.settings.sourced else 0
@@ -137,6 +138,7 @@ class FileCheck:
             self._check(rule, loaded, None, [], loaded.lines, self.governed)
         file_findings, self.findings = self.findings, file_findings
         result.summary = summary
+        result.unparsed = bool(loaded.problems)
         result.conflicts = self.conflicts
         result.findings = fingerprinted(file_findings + self.findings, self.plan.root)
         result.notes.extend(self._suppression_notes())

@@ -18,7 +18,7 @@ class SkippedInput(NamedTuple):
     reason: str
 
 
-_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "not_checked", "on_defaults")
+_COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "assumed_by_sign", "not_checked", "on_defaults")
 
 
 @dataclass(eq=False, repr=False)
@@ -32,6 +32,7 @@ class Summary:
     skipped_documents: int = 0
     skipped_files: int = 0
     assumed_meshed: int = 0
+    assumed_by_sign: int = 0  # of those, assumed because the run shows Istio (not in JSON: the text names the sign)
     not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
     # Istio workloads of named files judged on Istio's defaults alone: no mesh-wide source on their
     # paths, and none named in mesh.context; the rest of the tree was not read (§W2.7).
@@ -100,11 +101,11 @@ class Report:
     fail_on: Severity | None = Severity.WARNING  # None: never
     writable: frozenset[str] = frozenset()  # inputs `--fix` may write: named or walked, not stdin, not widened
     unsafe_fixes: bool = False  # `--unsafe-fixes`: unsafe fixes count as fixable too
-    broken: frozenset[str] = frozenset()  # inputs with a syntax error (ML001): `--fix` never writes them
+    broken: frozenset[str] = frozenset()  # inputs with a syntax problem (FileResult.unparsed): `--fix` never writes them
 
     def fix_reachable(self, finding: Finding) -> bool:
         """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere
-        (stdin, a widened file, a file with ML001) stays in JSON and SARIF for other tools, but is
+        (stdin, a widened file, a file with a syntax problem) stays in JSON and SARIF for other tools, but is
         neither marked [*] nor counted as fixable: `--fix` would not make it."""
         return finding.path in self.writable and finding.path not in self.broken
 
@@ -127,3 +128,5 @@ class FileResult:
     # it came from the cache (then there is nothing to keep).
     cache_key: str | None = None
     cached: bool = False
+    # The file has a syntax problem (whether or not ML001 is selected): `--fix` never writes it.
+    unparsed: bool = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -101,6 +101,9 @@ def run(
         # Only a named file widens the run: a named folder is the extent the user chose.
         for tree, changed in reach.trees(sources.intersection(named), governing).items():
             found = reach.tree_files(tree, governing)
+            # The walk met the tree's nested configs: their mesh.context files are read as context
+            # first, so the walk's copy of them is not counted again at its own path.
+            context.files_of_configs()
             context.read([p for p in found if inputs.real(p) not in context.read_files], None, None)
             widened = reach.governed_files(changed, found, context.mesh, taken | {inputs.real(p) for p in extra})
             for path, more in sorted(widened.items()):
@@ -136,7 +139,7 @@ def run(
     if one_stream:
         from meshlint.engine.streams import check_stream  # only a big stdin stream with --jobs
 
-        checker: Any = partial(check_stream, jobs=jobs)
+        checker: Callable[[Plan, str, bytes | None], FileResult] = partial(check_stream, jobs=jobs)
     else:
         checker = check_file
     check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
@@ -153,7 +156,10 @@ def run(
     for loaded in context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}
+    unparsed: set[str] = set()
     for result in results:
+        if result.unparsed:
+            unparsed.add(result.path)
         report.summary.add(result.summary)
         report.findings.extend(result.findings)
         report.notes.extend(result.notes)
@@ -166,10 +172,10 @@ def run(
         cache.save()
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
-    report.broken = frozenset(f.path for f in report.findings if f.code == "ML001")
+    report.broken = frozenset(unparsed)
     report.summary.count(report.findings, report.fix_reachable)
     sign = mesh.istio_in_use
-    if sign is not None and report.summary.assumed_meshed:
+    if sign is not None and report.summary.assumed_by_sign:
         report.summary.istio_sign = f"{sign.value}, {sign.where}"
     return report
 

@@ -39,6 +39,7 @@ class Classification(NamedTuple):
     reason: str
     origin: Position | None = None
     assumed: bool = False
+    by_sign: bool = False  # assumed because the run shows Istio (`auto`), not because `enabled` says so
     unchecked: bool = False
     also_linkerd: linkerd.LinkerdDecision | None = None
     revision: str = ""  # the Istio revision that injects it ("" the default)
@@ -86,7 +87,7 @@ def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | 
     if mode == "enabled":
         return Classification(ISTIO_SIDECAR, f"{reason}; mesh.default-injection is enabled", assumed=True)
     if mode == "auto" and istio_in_use is not None:
-        return Classification(ISTIO_SIDECAR, f"{reason}; Istio is in use in this run ({istio_in_use.value}, {istio_in_use.where})", assumed=True)
+        return Classification(ISTIO_SIDECAR, f"{reason}; Istio is in use in this run ({istio_in_use.value}, {istio_in_use.where})", assumed=True, by_sign=True)
     if mode == "auto":
         return Classification(NOT_MESHED, f"{reason}, and nothing in the run shows that Istio is in use", unchecked=True)
     return Classification(NOT_MESHED, f"{reason}; mesh.default-injection is disabled")

@@ -61,7 +61,7 @@ def _help(message: str) -> str:
     if message.startswith(("data.mesh ", "data.values ")):
         return "fix the YAML inside the string at this point: Kubernetes stores the ConfigMap as it is, and only Istio reads the string"
     if message.startswith("duplicate key"):
-        return "keep one of the two keys: kubectl apply would quietly use the last one, and kustomize and Flux refuse the file"
+        return "keep the one key whose value you mean and delete the other"
     if "UTF-8" in message:
         return "save the file as UTF-8"
     if "recursive alias" in message or "nests more than" in message:

@@ -4,8 +4,7 @@
 Reports init containers that show network use (the same evidence as ML101: URLs and service names in
 env, `migrate`, `curl`, `wait-for`, `nc` in the command) when the pod gets a classic Istio sidecar.
 Init containers that run as UID 1337 are left alone, and so are pods with native sidecars or with
-interception mode `NONE` (nothing is captured; ML403) unless the init container sends through the
-proxy itself (`HTTP_PROXY` at a loopback address). Under a
+interception mode `NONE` (nothing is captured; ML403). Under a
 classic Linkerd proxy the same init containers are reported (those running as the proxy's UID 2102
 are left alone).
 
@@ -91,12 +90,9 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if workload.classic_linkerd:
         yield from _linkerd(workload)
         return
-    if not workload.classic_sidecar:
-        return
-    uncaptured = workload.interception_mode.value == "NONE"
+    if not workload.classic_sidecar or workload.interception_mode.value == "NONE":
+        return  # without capture an init container's calls go out as the pod's others do (ML403 says so)
     for container in workload.app_init_containers:
-        if uncaptured and workload.sends_to_proxy(container) is None:
-            continue  # without capture its calls go out as the pod's others do (ML403 says so)
         evidence = workload.evidence(container)
         if not evidence or container.run_as_user == PROXY_UID:
             continue
