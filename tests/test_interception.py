@@ -241,16 +241,16 @@ spec:
         ("LOCALHOST:15002", 15002),
         ("[::1]:15002", 15002),
         ("127.9.9.9:15002", 15002),
-        ("http://localhost", None),  # no port: nothing says it is the proxy's
         ("http://127.proxy.corp.example:3128", None),  # a host name that starts like an address
         ("10.0.0.1:3128", None),
         ("proxy.corp:3128", None),
     ],
 )
-def test_a_proxy_address_counts_as_the_sidecar_only_on_loopback_with_a_port(address, port):
-    from meshlint.mesh.workload import _loopback_port
+def test_a_proxy_address_is_on_loopback_only_as_an_address(address, port):
+    from meshlint.mesh.facts.addresses import parse
 
-    assert _loopback_port(address) == port
+    parsed = parse(address)
+    assert (parsed.port if parsed is not None and parsed.loopback else None) == port
 
 
 def test_a_loopback_proxy_another_container_serves_is_not_the_sidecar(tmp_path):

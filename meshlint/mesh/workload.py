@@ -224,13 +224,15 @@ class WorkloadView:
         """The container is told to send through the sidecar itself (HTTP_PROXY and the like at a
         loopback address and port that no container of the pod declares, as a squid beside it would):
         those calls pass through istio-proxy even when nothing is captured."""
+        from meshlint.mesh.facts import addresses  # only pods with interception mode NONE ask
+
         declared = {number for c in self.template.all_containers for number, _, _ in c.ports}
         for item in container.node.get("env").elements():
             name, value = item.get("name").text or "", item.get("value")
             if name.upper() not in _PROXY_ENV or not value.exists:
                 continue
-            port = _loopback_port(value.text or "")
-            if port is not None and port not in declared:
+            address = addresses.parse(value.text or "")
+            if address is not None and address.loopback and address.port is not None and address.port not in declared:
                 return Setting(value.text, value.pos, f"env {name}={value.text} in {container.label}", local=True)
         return None
 
@@ -464,26 +466,6 @@ class WorkloadView:
 
 
 _PROXY_ENV = frozenset(("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY"))
-
-
-def _loopback_port(address: str) -> int | None:
-    """The port of a proxy address on loopback (`127.0.0.1:15002`, `http://localhost:15002`,
-    `[::1]:15002`); None for any other host, or when no port is written (nothing says which)."""
-    import ipaddress  # only pods with interception mode NONE ask
-
-    rest = address.strip().split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
-    if rest.startswith("["):
-        host, _, tail = rest[1:].partition("]")
-        port = tail[1:] if tail.startswith(":") else ""
-    else:
-        host, _, port = rest.partition(":")
-    if host.lower() != "localhost":
-        try:
-            if not ipaddress.ip_address(host).is_loopback:
-                return None
-        except ValueError:  # a host name, not an address
-            return None
-    return int(port) if port.isdigit() else None
 
 
 def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | None = None) -> WorkloadView:

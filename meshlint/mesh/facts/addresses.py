@@ -25,6 +25,7 @@ _SCHEME_PORTS = {
     "mongodb": 27017, "amqp": 5672, "amqps": 5671, "nats": 4222, "http": 80, "https": 443, "ws": 80, "wss": 443,
 }
 LOOPBACK = frozenset(("localhost", "ip6-localhost", "::1", "[::1]"))
+_LOOPBACK_V4 = re.compile(r"127(\.[0-9]{1,3}){3}")  # 127.0.0.0/8 written as an address, not a host name like 127.proxy.corp
 _LISTEN_HOSTS = frozenset(("", "0.0.0.0", "::", "[::]", "*", "[::0]"))
 # Names of settings that hold the app's own address (a value it serves or hands out), never a call.
 _OWN_ADDRESS = re.compile(r"LISTEN|BIND|ADVERTISE|REDIRECT|CALLBACK|(PUBLIC|EXTERNAL)[_-]?UR[LI]|(ROOT|SITE)[_-]?URL|NO[_-]PROXY")
@@ -49,7 +50,7 @@ class Address(NamedTuple):
     @property
     def loopback(self) -> bool:
         host = self.host.lower()
-        return host in LOOPBACK or host.startswith("127.")
+        return host in LOOPBACK or bool(_LOOPBACK_V4.fullmatch(host))
 
     @property
     def listening(self) -> bool:
