@@ -39,7 +39,9 @@ def test_every_part_the_screen_passes_composes_without_a_problem():
             if plain_kind(chunk) is not None and surely_valid(chunk):  # as the loader asks
                 passed += 1
                 assert composed_cleanly(chunk), chunk[:400]
-    assert passed > 500  # the screen does pass most plain documents
+    # The screen does pass most real documents (2,269 of the corpus's 3,074 plain ones); the fixtures
+    # alone are built to be hard (201 of 605), which is what a checkout without ../shared has.
+    assert passed > (2000 if CORPUS.is_dir() else 150)
 
 
 @needs_libyaml
