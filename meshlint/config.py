@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -23,34 +22,83 @@ class ConfigError(Exception):
     """An unusable configuration: exit 2 with this one-line message."""
 
 
-@dataclass(eq=False, repr=False)
 class Config:
     """One `.meshlint.yaml` as read (or the defaults): what to check, how, and where it governs."""
 
-    path: str | None = None
-    base: str = "."
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] = ()
-    extend_select: tuple[str, ...] = ()
-    extend_ignore: tuple[str, ...] = ()
-    severity: dict[str, Severity] = field(default_factory=dict)
-    fail_on: Severity | None = Severity.WARNING  # None: never fail on findings
-    format: str = "text"
-    baseline: str | None = None  # relative to the working directory (a config's is made so)
-    exclude: tuple[str, ...] = ()
-    kubernetes_version: str | None = None
-    istio_version: str | None = None
-    linkerd_version: str | None = None
-    mesh_context: tuple[str, ...] = ()
+    path: str | None
+    base: str
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    extend_ignore: tuple[str, ...]
+    severity: dict[str, Severity]
+    fail_on: Severity | None  # None: never fail on findings
+    format: str
+    baseline: str | None  # relative to the working directory (a config's is made so)
+    exclude: tuple[str, ...]
+    kubernetes_version: str | None
+    istio_version: str | None
+    linkerd_version: str | None
+    mesh_context: tuple[str, ...]
     # Where each mesh.context file counts as located: the folder of the config that names it (§W2.1).
-    context_folders: dict[str, str] = field(default_factory=dict)
-    default_injection: str = "auto"
-    injected_namespaces: tuple[str, ...] = ()
-    root_namespace: str = "istio-system"
-    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    fail_on_skipped: bool = False
-    stdin_filename: str | None = None
-    report_unused_suppressions: bool = False
+    context_folders: dict[str, str]
+    default_injection: str
+    injected_namespaces: tuple[str, ...]
+    root_namespace: str
+    rule_options: dict[str, dict[str, Any]]
+    fail_on_skipped: bool
+    stdin_filename: str | None
+    report_unused_suppressions: bool
+
+    def __init__(
+        self,
+        path: str | None = None,
+        base: str = ".",
+        select: tuple[str, ...] | None = None,
+        ignore: tuple[str, ...] = (),
+        extend_select: tuple[str, ...] = (),
+        extend_ignore: tuple[str, ...] = (),
+        severity: dict[str, Severity] | None = None,
+        fail_on: Severity | None = Severity.WARNING,
+        format: str = "text",
+        baseline: str | None = None,
+        exclude: tuple[str, ...] = (),
+        kubernetes_version: str | None = None,
+        istio_version: str | None = None,
+        linkerd_version: str | None = None,
+        mesh_context: tuple[str, ...] = (),
+        context_folders: dict[str, str] | None = None,
+        default_injection: str = "auto",
+        injected_namespaces: tuple[str, ...] = (),
+        root_namespace: str = "istio-system",
+        rule_options: dict[str, dict[str, Any]] | None = None,
+        fail_on_skipped: bool = False,
+        stdin_filename: str | None = None,
+        report_unused_suppressions: bool = False,
+    ) -> None:
+        self.path = path
+        self.base = base
+        self.select = select
+        self.ignore = ignore
+        self.extend_select = extend_select
+        self.extend_ignore = extend_ignore
+        self.severity = {} if severity is None else severity
+        self.fail_on = fail_on
+        self.format = format
+        self.baseline = baseline
+        self.exclude = exclude
+        self.kubernetes_version = kubernetes_version
+        self.istio_version = istio_version
+        self.linkerd_version = linkerd_version
+        self.mesh_context = mesh_context
+        self.context_folders = {} if context_folders is None else context_folders
+        self.default_injection = default_injection
+        self.injected_namespaces = injected_namespaces
+        self.root_namespace = root_namespace
+        self.rule_options = {} if rule_options is None else rule_options
+        self.fail_on_skipped = fail_on_skipped
+        self.stdin_filename = stdin_filename
+        self.report_unused_suppressions = report_unused_suppressions
 
 
 def find_config(start: str = ".") -> str | None:

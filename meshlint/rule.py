@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.options import MeshOptions
@@ -48,22 +47,45 @@ class RuleContext(NamedTuple):
     mesh_options: MeshOptions = MeshOptions()
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
     """A registered rule: its code, name and default severity, the scopes it checks, its check."""
 
-    code: str
-    name: str
-    severity: Severity
-    scopes: tuple[str, ...]
-    check: Check
-    doc: str
-    kinds: frozenset[str] | None = None
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # JSON Schema per option, with "default"
-    fix: str = ""  # one of FIX_KINDS
+    code: Final[str]
+    name: Final[str]
+    severity: Final[Severity]
+    scopes: Final[tuple[str, ...]]
+    check: Final[Check]
+    doc: Final[str]
+    kinds: Final[frozenset[str] | None]
+    options: Final[dict[str, dict[str, Any]]]  # JSON Schema per option, with "default"
+    fix: Final[str]  # one of FIX_KINDS
     # False: an opt-in rule, run only when a `select`/`extend-select` entry names it (code, name,
     # prefix or ALL), never by default (a finding most repositories should not get unasked).
-    default_enabled: bool = True
+    default_enabled: Final[bool]
+
+    def __init__(
+        self,
+        code: str,
+        name: str,
+        severity: Severity,
+        scopes: tuple[str, ...],
+        check: Check,
+        doc: str,
+        kinds: frozenset[str] | None = None,
+        options: dict[str, dict[str, Any]] | None = None,
+        fix: str = "",
+        default_enabled: bool = True,
+    ) -> None:
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.scopes = scopes
+        self.check = check
+        self.doc = doc
+        self.kinds = kinds
+        self.options = {} if options is None else options
+        self.fix = fix
+        self.default_enabled = default_enabled
 
     @property
     def summary(self) -> str:

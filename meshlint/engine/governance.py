@@ -5,7 +5,6 @@ at or above its folder, and that config decides its rules, their severities and 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from meshlint.config import Config, ConfigSet
 from meshlint.engine.selection import active_rules, rule_options, severity_for
@@ -16,7 +15,6 @@ from meshlint.rule import Rule, RuleContext
 from meshlint.source.inputs import STDIN, Excluder
 
 
-@dataclass(eq=False, repr=False)
 class Governance:
     """One config's verdicts: the rules it runs, each rule's context and severity, its mesh options."""
 
@@ -25,6 +23,20 @@ class Governance:
     options: MeshOptions
     contexts: dict[str, RuleContext]
     severities: dict[str, Severity | None]
+
+    def __init__(
+        self,
+        config: Config,
+        rules: list[Rule],
+        options: MeshOptions,
+        contexts: dict[str, RuleContext],
+        severities: dict[str, Severity | None],
+    ) -> None:
+        self.config = config
+        self.rules = rules
+        self.options = options
+        self.contexts = contexts
+        self.severities = severities
 
     @property
     def root(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from meshlint.findings import Finding, Severity
@@ -21,33 +20,72 @@ class SkippedInput(NamedTuple):
 _COUNTS = ("files", "resources", "suppressed", "skipped_documents", "skipped_files", "assumed_meshed", "assumed_by_sign", "not_checked", "on_defaults")
 
 
-@dataclass(eq=False, repr=False)
 class Summary:
     """What a run (or one file) read and found, in counts: the text report's last line."""
 
-    files: int = 0
-    resources: int = 0
-    by_severity: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
-    suppressed: int = 0
-    skipped_documents: int = 0
-    skipped_files: int = 0
-    assumed_meshed: int = 0
-    assumed_by_sign: int = 0  # of those, assumed because the run shows Istio (not in JSON: the text names the sign)
-    not_checked: int = 0  # workloads nothing meshes, in a run without any sign of Istio
+    files: int
+    resources: int
+    by_severity: dict[str, int]
+    suppressed: int
+    skipped_documents: int
+    skipped_files: int
+    assumed_meshed: int
+    assumed_by_sign: int  # of those, assumed because the run shows Istio (not in JSON: the text names the sign)
+    not_checked: int  # workloads nothing meshes, in a run without any sign of Istio
     # Istio workloads of named files judged on Istio's defaults alone: no mesh-wide source on their
     # paths, and none named in mesh.context; the rest of the tree was not read (§W2.7).
-    on_defaults: int = 0
-    skipped_inputs: list[SkippedInput] = field(default_factory=list)
+    on_defaults: int
+    skipped_inputs: list[SkippedInput]
     # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
-    baselined: int | None = None
-    stale_baseline: list[dict[str, str]] = field(default_factory=list)  # baseline entries no finding matched
-    outside_diff: int | None = None
-    fixed: int | None = None  # set by --fix: findings of the run before the fixes that are gone
-    fixable: int = 0  # findings with a safe fix
-    unsafe_fixable: int = 0  # findings with an unsafe fix (applied only with --unsafe-fixes)
+    baselined: int | None
+    stale_baseline: list[dict[str, str]]  # baseline entries no finding matched
+    outside_diff: int | None
+    fixed: int | None  # set by --fix: findings of the run before the fixes that are gone
+    fixable: int  # findings with a safe fix
+    unsafe_fixable: int  # findings with an unsafe fix (applied only with --unsafe-fixes)
     # What showed that the run is about Istio (§W1), for the text summary when workloads were assumed
     # meshed: a run over several repositories learns there why all of them count as Istio's.
-    istio_sign: str | None = None
+    istio_sign: str | None
+
+    def __init__(
+        self,
+        files: int = 0,
+        resources: int = 0,
+        by_severity: dict[str, int] | None = None,
+        suppressed: int = 0,
+        skipped_documents: int = 0,
+        skipped_files: int = 0,
+        assumed_meshed: int = 0,
+        assumed_by_sign: int = 0,
+        not_checked: int = 0,
+        on_defaults: int = 0,
+        skipped_inputs: list[SkippedInput] | None = None,
+        baselined: int | None = None,
+        stale_baseline: list[dict[str, str]] | None = None,
+        outside_diff: int | None = None,
+        fixed: int | None = None,
+        fixable: int = 0,
+        unsafe_fixable: int = 0,
+        istio_sign: str | None = None,
+    ) -> None:
+        self.files = files
+        self.resources = resources
+        self.by_severity = {"error": 0, "warning": 0, "info": 0} if by_severity is None else by_severity
+        self.suppressed = suppressed
+        self.skipped_documents = skipped_documents
+        self.skipped_files = skipped_files
+        self.assumed_meshed = assumed_meshed
+        self.assumed_by_sign = assumed_by_sign
+        self.not_checked = not_checked
+        self.on_defaults = on_defaults
+        self.skipped_inputs = [] if skipped_inputs is None else skipped_inputs
+        self.baselined = baselined
+        self.stale_baseline = [] if stale_baseline is None else stale_baseline
+        self.outside_diff = outside_diff
+        self.fixed = fixed
+        self.fixable = fixable
+        self.unsafe_fixable = unsafe_fixable
+        self.istio_sign = istio_sign
 
     def add(self, other: Summary) -> None:
         for name in _COUNTS:
@@ -88,7 +126,6 @@ class Summary:
         }
 
 
-@dataclass(eq=False, repr=False)
 class Report:
     """A whole run: its findings in report order, the summary, and what the gate and `--fix` need."""
 
@@ -96,12 +133,36 @@ class Report:
     summary: Summary
     rules: list[Rule]
     notes: list[str]  # for stderr: skipped inputs, unreadable files found in a walk, unknown rules in suppressions
-    files: list[str] = field(default_factory=list)  # every input read, as findings name it
-    root: str = "."  # the repository root (meshlint.fingerprint)
-    fail_on: Severity | None = Severity.WARNING  # None: never
-    writable: frozenset[str] = frozenset()  # inputs `--fix` may write: named or walked, not stdin, not widened
-    unsafe_fixes: bool = False  # `--unsafe-fixes`: unsafe fixes count as fixable too
-    broken: frozenset[str] = frozenset()  # inputs with a syntax problem (FileResult.unparsed): `--fix` never writes them
+    files: list[str]  # every input read, as findings name it
+    root: str  # the repository root (meshlint.fingerprint)
+    fail_on: Severity | None  # None: never
+    writable: frozenset[str]  # inputs `--fix` may write: named or walked, not stdin, not widened
+    unsafe_fixes: bool  # `--unsafe-fixes`: unsafe fixes count as fixable too
+    broken: frozenset[str]  # inputs with a syntax problem (FileResult.unparsed): `--fix` never writes them
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        summary: Summary,
+        rules: list[Rule],
+        notes: list[str],
+        files: list[str] | None = None,
+        root: str = ".",
+        fail_on: Severity | None = Severity.WARNING,
+        writable: frozenset[str] = frozenset(),
+        unsafe_fixes: bool = False,
+        broken: frozenset[str] = frozenset(),
+    ) -> None:
+        self.findings = findings
+        self.summary = summary
+        self.rules = rules
+        self.notes = notes
+        self.files = [] if files is None else files
+        self.root = root
+        self.fail_on = fail_on
+        self.writable = writable
+        self.unsafe_fixes = unsafe_fixes
+        self.broken = broken
 
     def fix_reachable(self, finding: Finding) -> bool:
         """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere
@@ -114,19 +175,38 @@ class Report:
         return finding.fixable(self.unsafe_fixes) and self.fix_reachable(finding)
 
 
-@dataclass(eq=False, repr=False)
 class FileResult:
     """What checking one file gives; results of many files merge in file order."""
 
     path: str
-    findings: list[Finding] = field(default_factory=list)
-    summary: Summary = field(default_factory=Summary)
-    notes: list[str] = field(default_factory=list)
+    findings: list[Finding]
+    summary: Summary
+    notes: list[str]
     # Mesh-wide sources that disagree where this file's workloads are, with how many workloads met each.
-    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = field(default_factory=dict)
+    conflicts: dict[tuple[Any, ...], tuple[Conflict, int]]
     # Set when the result may be kept for the next run (engine/cache.py): the file's key, and whether
     # it came from the cache (then there is nothing to keep).
-    cache_key: str | None = None
-    cached: bool = False
+    cache_key: str | None
+    cached: bool
     # The file has a syntax problem (whether or not ML001 is selected): `--fix` never writes it.
-    unparsed: bool = False
+    unparsed: bool
+
+    def __init__(
+        self,
+        path: str,
+        findings: list[Finding] | None = None,
+        summary: Summary | None = None,
+        notes: list[str] | None = None,
+        conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] | None = None,
+        cache_key: str | None = None,
+        cached: bool = False,
+        unparsed: bool = False,
+    ) -> None:
+        self.path = path
+        self.findings = [] if findings is None else findings
+        self.summary = Summary() if summary is None else summary
+        self.notes = [] if notes is None else notes
+        self.conflicts = {} if conflicts is None else conflicts
+        self.cache_key = cache_key
+        self.cached = cached
+        self.unparsed = unparsed

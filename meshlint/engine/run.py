@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -39,7 +38,6 @@ from meshlint.source.loader import (
 from meshlint.suppressions import comment_suppression
 
 
-@dataclass(eq=False, repr=False)
 class Plan:
     """Everything the second pass needs, made once; worker processes inherit it when forked."""
 
@@ -57,6 +55,38 @@ class Plan:
     root: str  # the repository root that fingerprints are relative to
     known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
     report_unused: bool  # list suppression entries that silenced nothing
+
+    def __init__(
+        self,
+        stdin: bytes | None,
+        stdin_name: str,
+        stdin_lines: list[str] | None,
+        fragments: frozenset[str],
+        mesh: MeshContext,
+        governing: Governing,
+        governed: dict[str, Governance],
+        widened: frozenset[str],
+        alone: frozenset[str],
+        unseen: bool,
+        context_named: bool,
+        root: str,
+        known: frozenset[str],
+        report_unused: bool,
+    ) -> None:
+        self.stdin = stdin
+        self.stdin_name = stdin_name
+        self.stdin_lines = stdin_lines
+        self.fragments = fragments
+        self.mesh = mesh
+        self.governing = governing
+        self.governed = governed
+        self.widened = widened
+        self.alone = alone
+        self.unseen = unseen
+        self.context_named = context_named
+        self.root = root
+        self.known = known
+        self.report_unused = report_unused
 
     def of(self, path: str) -> Governance:
         return self.governed.get(path) or self.governing.of(path)

@@ -3,7 +3,7 @@ print the diff, and say on stderr what was done and what was left alone."""
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +21,8 @@ def shown_by(entries: Any, changed: Any) -> Callable[[Report], set[str]] | None:
     def shown(report: Report) -> set[str]:
         from meshlint.engine import baseline, changes
 
-        probe = dataclasses.replace(report, findings=list(report.findings), summary=dataclasses.replace(report.summary))
+        probe = copy.copy(report)
+        probe.findings, probe.summary = list(report.findings), copy.copy(report.summary)
         if entries is not None:
             baseline.apply(probe, entries)
         if changed is not None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 from meshlint.engine.results import Report
 from meshlint.findings import Finding, ResourceId
@@ -28,15 +27,32 @@ MAX_ROUNDS = 20  # each round settles, per node, one fix: a Deployment with 20 m
 Key = tuple[str, "ResourceId | None", str]  # (file, resource, rule): what a finding is about
 
 
-@dataclass(eq=False, repr=False)
 class Outcome:
     first: Report  # the findings before any fix
     report: Report  # the findings that remain, as the last run found them
-    original: dict[str, bytes] = field(default_factory=dict)  # path as findings name it -> bytes read
-    fixed: dict[str, bytes] = field(default_factory=dict)  # path -> bytes with every kept fix applied
-    applied: list[Finding] = field(default_factory=list)  # the findings whose fix was kept
-    notes: list[str] = field(default_factory=list)  # fixes left out, and why
-    rounds: list[dict[str, tuple[bytes, tuple[Edit, ...]]]] = field(default_factory=list)  # per round: path -> (before, edits)
+    original: dict[str, bytes]  # path as findings name it -> bytes read
+    fixed: dict[str, bytes]  # path -> bytes with every kept fix applied
+    applied: list[Finding]  # the findings whose fix was kept
+    notes: list[str]  # fixes left out, and why
+    rounds: list[dict[str, tuple[bytes, tuple[Edit, ...]]]]  # per round: path -> (before, edits)
+
+    def __init__(
+        self,
+        first: Report,
+        report: Report,
+        original: dict[str, bytes] | None = None,
+        fixed: dict[str, bytes] | None = None,
+        applied: list[Finding] | None = None,
+        notes: list[str] | None = None,
+        rounds: list[dict[str, tuple[bytes, tuple[Edit, ...]]]] | None = None,
+    ) -> None:
+        self.first = first
+        self.report = report
+        self.original = {} if original is None else original
+        self.fixed = {} if fixed is None else fixed
+        self.applied = [] if applied is None else applied
+        self.notes = [] if notes is None else notes
+        self.rounds = [] if rounds is None else rounds
 
     @property
     def changed(self) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from meshlint.findings import Position
@@ -11,16 +10,38 @@ from meshlint.source.document import Node
 T = TypeVar("T")
 
 
-@dataclass(slots=True, repr=False)
 class Setting(Generic[T]):
     """An effective value and where it came from; `origin` None means Istio's or Kubernetes' default.
     Treated as immutable (a slotted class: fields are set once, in `__init__`)."""
 
+    __slots__ = ("local", "note", "origin", "revision", "value")
+
     value: T
-    origin: Position | None = None
-    note: str = ""
-    local: bool = False  # read from the workload's own manifest, so a finding can point at it
-    revision: str = ""  # the control-plane revision whose source says it; "" for the default revision
+    origin: Position | None
+    note: str
+    local: bool  # read from the workload's own manifest, so a finding can point at it
+    revision: str  # the control-plane revision whose source says it; "" for the default revision
+
+    def __init__(
+        self,
+        value: T,
+        origin: Position | None = None,
+        note: str = "",
+        local: bool = False,
+        revision: str = "",
+    ) -> None:
+        self.value = value
+        self.origin = origin
+        self.note = note
+        self.local = local
+        self.revision = revision
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Setting):
+            return NotImplemented
+        return (self.value, self.origin, self.note, self.local, self.revision) == (other.value, other.origin, other.note, other.local, other.revision)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value and mutable in principle: unhashable, as a dataclass with eq was
 
     def __repr__(self) -> str:
         return f"Setting({self.value!r} @ {self.where})"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -35,19 +34,40 @@ HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(k
 DEFAULT_REVISIONS = frozenset(("", "default"))
 
 
-@dataclass(eq=False, repr=False)
 class MeshSource:
     """One resource that configures the mesh (IstioOperator, Helm values, an istio ConfigMap)."""
 
     resource: Resource
-    mesh_config: Node | None = None
-    helm_values: Node | None = None
-    env: dict[str, Node] = field(default_factory=dict)
-    compatibility_version: Node | None = None
-    problems: list[SyntaxProblem] = field(default_factory=list)  # data.mesh / data.values that do not parse
-    revision: str = ""  # the control-plane revision it configures; "" is the default revision
-    complete: bool = False  # an `istio` ConfigMap is a whole MeshConfig: what it omits is the default
-    tags: tuple[str, ...] = ()  # revision tags it declares (Helm `revisionTags`), pointing at `revision`
+    mesh_config: Node | None
+    helm_values: Node | None
+    env: dict[str, Node]
+    compatibility_version: Node | None
+    problems: list[SyntaxProblem]  # data.mesh / data.values that do not parse
+    revision: str  # the control-plane revision it configures; "" is the default revision
+    complete: bool  # an `istio` ConfigMap is a whole MeshConfig: what it omits is the default
+    tags: tuple[str, ...]  # revision tags it declares (Helm `revisionTags`), pointing at `revision`
+
+    def __init__(
+        self,
+        resource: Resource,
+        mesh_config: Node | None = None,
+        helm_values: Node | None = None,
+        env: dict[str, Node] | None = None,
+        compatibility_version: Node | None = None,
+        problems: list[SyntaxProblem] | None = None,
+        revision: str = "",
+        complete: bool = False,
+        tags: tuple[str, ...] = (),
+    ) -> None:
+        self.resource = resource
+        self.mesh_config = mesh_config
+        self.helm_values = helm_values
+        self.env = {} if env is None else env
+        self.compatibility_version = compatibility_version
+        self.problems = [] if problems is None else problems
+        self.revision = revision
+        self.complete = complete
+        self.tags = tags
 
     @property
     def default_config(self) -> Node | None:

@@ -3,7 +3,6 @@ with where it came from. Built once per workload in the second pass, from the me
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -72,7 +71,6 @@ class Dependency(NamedTuple):
 HOLD = "holdApplicationUntilProxyStarts"
 
 
-@dataclass(eq=False, repr=False)
 class WorkloadView:
     """Everything the rules need to know about one workload's mesh setup."""
 
@@ -95,7 +93,50 @@ class WorkloadView:
     place: Place
     namespace: Namespace | None  # the Namespace object that decides for it, if the run holds one
     conflicts: list[Conflict]  # mesh-wide sources that disagree where it is (ML006)
-    _models: dict[int, CommandModel] = field(default_factory=dict, init=False)
+    _models: dict[int, CommandModel]
+
+    def __init__(
+        self,
+        mesh: MeshContext,
+        template: PodTemplate,
+        classification: Classification,
+        proxy_config: dict[str, Setting[Any]],
+        proxy_metadata: dict[str, Setting[Any]],
+        annotation: ProxyConfigAnnotation | None,
+        native: Setting[bool],
+        hold: Setting[Any],
+        hold_override: Setting[Any] | None,
+        startup_probe_off: Setting[Any] | None,
+        grace_period: Setting[Any],
+        drain: Setting[Any],
+        interception: dict[str, Interception],
+        interception_mode: Setting[Any],
+        settings: MeshSettings,
+        options: MeshOptions,
+        place: Place,
+        namespace: Namespace | None,
+        conflicts: list[Conflict],
+    ) -> None:
+        self.mesh = mesh
+        self.template = template
+        self.classification = classification
+        self.proxy_config = proxy_config
+        self.proxy_metadata = proxy_metadata
+        self.annotation = annotation
+        self.native = native
+        self.hold = hold
+        self.hold_override = hold_override
+        self.startup_probe_off = startup_probe_off
+        self.grace_period = grace_period
+        self.drain = drain
+        self.interception = interception
+        self.interception_mode = interception_mode
+        self.settings = settings
+        self.options = options
+        self.place = place
+        self.namespace = namespace
+        self.conflicts = conflicts
+        self._models = {}
 
     @property
     def owner(self) -> Resource:

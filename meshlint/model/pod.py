@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 from meshlint.findings import Position
 from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, BATCH_KINDS, JOBSET, POD_TEMPLATE_PATHS
@@ -15,16 +14,22 @@ RUN_TO_COMPLETION_POLICIES = frozenset(("Never", "OnFailure"))
 PROBE_ROLES = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Container:
     """A container of a pod template; `init` for init containers (native sidecars are init containers).
     `pod_user` is the pod-level `securityContext.runAsUser`, which a container inherits."""
 
-    node: Node
-    init: bool
-    index: int
-    pod_user: Any = None
-    unnamed: str | None = None  # what the container is called when the manifest names none (Argo: main)
+    node: Final[Node]
+    init: Final[bool]
+    index: Final[int]
+    pod_user: Final[Any]
+    unnamed: Final[str | None]  # what the container is called when the manifest names none (Argo: main)
+
+    def __init__(self, node: Node, init: bool, index: int, pod_user: Any = None, unnamed: str | None = None) -> None:
+        self.node = node
+        self.init = init
+        self.index = index
+        self.pod_user = pod_user
+        self.unnamed = unnamed
 
     @cached_property
     def name(self) -> str:
@@ -82,7 +87,6 @@ class Container:
         return name.pos if name.exists else self.node.pos
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class PodTemplate:
     """A pod a workload creates: what the injection webhook and the kubelet see.
 
@@ -91,12 +95,28 @@ class PodTemplate:
     `metadata`, whose containers are its `container` / `script` / `containerSet` and `sidecars`, and
     whose pod-level fields are the workflow's `spec`."""
 
-    node: Node
-    owner: Resource
-    argo: bool = False
-    shared_metadata: Node | None = None  # Argo `spec.podMetadata`
-    pod_spec: Node | None = None  # Argo: the workflow's spec, where pod-level fields live
-    part: str | None = None  # which of the resource's pods: `template report`, `job workers`
+    node: Final[Node]
+    owner: Final[Resource]
+    argo: Final[bool]
+    shared_metadata: Final[Node | None]  # Argo `spec.podMetadata`
+    pod_spec: Final[Node | None]  # Argo: the workflow's spec, where pod-level fields live
+    part: Final[str | None]  # which of the resource's pods: `template report`, `job workers`
+
+    def __init__(
+        self,
+        node: Node,
+        owner: Resource,
+        argo: bool = False,
+        shared_metadata: Node | None = None,
+        pod_spec: Node | None = None,
+        part: str | None = None,
+    ) -> None:
+        self.node = node
+        self.owner = owner
+        self.argo = argo
+        self.shared_metadata = shared_metadata
+        self.pod_spec = pod_spec
+        self.part = part
 
     # Every rule asks for these; they are computed once per template (callers must not mutate them).
     @cached_property

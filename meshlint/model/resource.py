@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -23,7 +22,6 @@ from meshlint.source.document import Document, Node
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 
 
-@dataclass(eq=False, repr=False)
 class Resource:
     """One Kubernetes object of a document: its kind, apiVersion and root mapping."""
 
@@ -31,6 +29,12 @@ class Resource:
     api_version: str
     root: Node
     document: Document
+
+    def __init__(self, kind: str, api_version: str, root: Node, document: Document) -> None:
+        self.kind = kind
+        self.api_version = api_version
+        self.root = root
+        self.document = document
 
     # Read-only views of the document, asked for by many rules: computed once per resource.
     @cached_property

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -35,12 +34,15 @@ class InputError(Exception):
     """A path named on the command line that cannot be read: exit 2."""
 
 
-@dataclass(eq=False, repr=False)
 class Inputs:
     """The files a run's paths name (folders walked), and the warnings met on the walk."""
 
-    files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    files: list[str]
+    warnings: list[str]
+
+    def __init__(self, files: list[str] | None = None, warnings: list[str] | None = None) -> None:
+        self.files = [] if files is None else files
+        self.warnings = [] if warnings is None else warnings
 
 
 class Excluder:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import islice
 
 from meshlint.source import inputs
@@ -25,22 +24,41 @@ CHART_FILE = "a file of the Helm chart in {chart}, which its templates read; ren
 NOT_A_MANIFEST = "not a manifest (no document has apiVersion or kind) and it does not parse as YAML"
 
 
-@dataclass(eq=False, repr=False)
 class LoadedFile:
     """A file as the loader gives it: its documents, its syntax problems, its lines."""
 
     path: str
-    documents: list[Document] = field(default_factory=list)
-    problems: list[SyntaxProblem] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list, repr=False)
+    documents: list[Document]
+    problems: list[SyntaxProblem]
+    lines: list[str]
     # Set when the whole file was passed over (a Helm template that does not parse).
-    skipped: str | None = None
-    newline: str = "\n"  # how its first line ends: fixes write new lines the same way
+    skipped: str | None
+    newline: str  # how its first line ends: fixes write new lines the same way
     # (kind, apiVersion) of the documents read for their syntax alone (`light` below): valid, free of
     # duplicate keys, and of a kind nothing in the run reads.
-    light: list[tuple[str, str]] = field(default_factory=list)
+    light: list[tuple[str, str]]
     # A streamed file's documents are read as `each_document` asks for them (see `load_file`).
-    pending: Callable[[], Iterator[Document]] | None = field(default=None, repr=False)
+    pending: Callable[[], Iterator[Document]] | None
+
+    def __init__(
+        self,
+        path: str,
+        documents: list[Document] | None = None,
+        problems: list[SyntaxProblem] | None = None,
+        lines: list[str] | None = None,
+        skipped: str | None = None,
+        newline: str = "\n",
+        light: list[tuple[str, str]] | None = None,
+        pending: Callable[[], Iterator[Document]] | None = None,
+    ) -> None:
+        self.path = path
+        self.documents = [] if documents is None else documents
+        self.problems = [] if problems is None else problems
+        self.lines = [] if lines is None else lines
+        self.skipped = skipped
+        self.newline = newline
+        self.light = [] if light is None else light
+        self.pending = pending
 
     def each_document(self) -> Iterator[Document]:
         """The documents one at a time. A streamed file's are read here, part by part, and let go as
