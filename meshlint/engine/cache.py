@@ -110,7 +110,7 @@ def stable(value: Any) -> str:
         return "[" + ",".join(stable(v) for v in value) + "]"
     if isinstance(value, (set, frozenset)):
         return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
-    if type(value).__repr__ is object.__repr__ and hasattr(value, "__dict__"):
+    if getattr(type(value), "__repr__", None) is object.__repr__ and hasattr(value, "__dict__"):
         # A record (Config and what it holds): its repr would carry its address, different in every process.
         return type(value).__name__ + stable(vars(value))
     return repr(value)
