@@ -141,8 +141,10 @@ def test_default_folder_is_the_user_cache_directory(tmp_path, monkeypatch):
 def test_a_broken_cache_is_an_empty_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cold = check(tree(tmp_path), tmp_path / "cache")
-    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
-        bucket.write_bytes(b"meshlint-cache-1\nnot a pickle")
+    buckets = [*(tmp_path / "cache").glob("results-*.pickle"), *(tmp_path / "cache").glob("context-*.pickle")]
+    assert len(buckets) == 2
+    for bucket in buckets:
+        bucket.write_bytes(cache._FORMAT + b"not a pickle")
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
 
 
@@ -162,3 +164,80 @@ def test_a_run_too_small_to_gain_skips_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "CACHE_FROM", 100)  # the tree is bigger than this
     check(tmp_path / "tree", tmp_path / "cache")
     assert list((tmp_path / "cache").glob("results-*.pickle"))
+
+
+class ComposingContext:
+    """How many inputs the first pass composed context from (none when it came from the cache)."""
+
+    def __init__(self, monkeypatch):
+        self.read: list[str] = []
+        original = run_module._context_resources
+
+        def counted(mesh, path, text, lines=None):
+            self.read.append(os.path.basename(path))
+            return original(mesh, path, text, lines)
+
+        monkeypatch.setattr(run_module, "_context_resources", counted)
+
+
+def test_a_warm_run_over_a_folder_takes_its_first_pass_back(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    composing = ComposingContext(monkeypatch)
+    cold = check(tree(tmp_path), tmp_path / "cache")
+    assert sorted(composing.read) == ["namespace.yaml", "worker.yaml"]
+    assert len(list((tmp_path / "cache").glob("context-*.pickle"))) == 1
+    composing.read.clear()
+    assert check(tmp_path / "tree", tmp_path / "cache") == cold
+    assert composing.read == []
+
+
+def test_a_kept_first_pass_checks_files_as_a_fresh_one_does(tmp_path, monkeypatch):
+    # Results gone, first pass kept: every file is checked against the mesh context taken back.
+    monkeypatch.chdir(tmp_path)
+    cold = check(tree(tmp_path), tmp_path / "cache")
+    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
+        bucket.unlink()
+    composing, counting = ComposingContext(monkeypatch), Counting(monkeypatch)
+    assert check(tmp_path / "tree", tmp_path / "cache") == cold
+    assert composing.read == [] and sorted(counting.checked) == ["namespace.yaml", "worker.yaml"]
+
+
+def test_a_changed_input_reads_the_first_pass_again(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    check(tree(tmp_path), tmp_path / "cache")
+    composing = ComposingContext(monkeypatch)
+    (tmp_path / "tree" / "worker.yaml").write_text(WORKER.replace("worker:1", "worker:2"))
+    check(tmp_path / "tree", tmp_path / "cache")
+    assert sorted(composing.read) == ["namespace.yaml", "worker.yaml"]
+
+
+def test_named_files_keep_no_first_pass(tmp_path, monkeypatch):
+    # A run over named files reads beyond them as its mesh context decides: nothing to key it by before.
+    monkeypatch.chdir(tmp_path)
+    tree(tmp_path)
+    check(tmp_path / "tree" / "worker.yaml", tmp_path / "cache")
+    assert list((tmp_path / "cache").glob("results-*.pickle"))
+    assert not list((tmp_path / "cache").glob("context-*.pickle"))
+
+
+def test_a_warm_run_forks_no_workers(tmp_path, monkeypatch):
+    from meshlint.engine import parallel
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 1)
+    pools: list[list[str]] = []
+
+    def in_this_process(check, files, jobs):
+        pools.append([os.path.basename(f) for f in files])
+        return map(check, files)
+
+    monkeypatch.setattr(parallel, "check_files", in_this_process)
+    cold = check(tree(tmp_path), tmp_path / "cache", "--jobs", "2")
+    assert pools == [["namespace.yaml", "worker.yaml"]]  # the first miss pays for the pool, which takes every file from it on
+    pools.clear()
+    assert check(tmp_path / "tree", tmp_path / "cache", "--jobs", "2") == cold
+    assert pools == []
+    (tmp_path / "tree" / "worker.yaml").write_text(WORKER.replace("worker:1", "worker:2"))
+    check(tmp_path / "tree", tmp_path / "cache", "--jobs", "2")
+    assert pools == [["worker.yaml"]]  # only what the cache lacks goes to the workers

@@ -9,6 +9,11 @@ the working directory. A file's key adds its path, its bytes' hash and how the r
 named, a Kustomize patch). Results live in one file per run key, written whole and swapped in, so a
 crash or a concurrent run leaves the previous one readable; the newest few run keys are kept.
 
+A run over folders also keeps its first pass, the mesh context (`FirstPass`), keyed by every input's
+and mesh.context file's bytes and the configs: an unchanged tree then costs a read and a hash of each
+file, and no YAML at all. A run that could fork looks its results up first, and starts workers only
+for the files the cache lacks, when they are worth it (`hits_first`).
+
 The default folder is the user's cache directory (`$XDG_CACHE_HOME/meshlint`, else
 `~/.cache/meshlint`); `--cache-dir` names another, `--no-cache` turns it off.
 """
@@ -24,10 +29,10 @@ from meshlint.engine.results import FileResult
 from meshlint.source import inputs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
+    from meshlint.engine.governance import Governing
     from meshlint.engine.run import Plan
-    from meshlint.rule import Rule
 
 # pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
 # results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
@@ -37,7 +42,7 @@ if TYPE_CHECKING:
 CACHE_FROM = 256 * 1024
 KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
 MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
-_FORMAT = b"meshlint-cache-1\n"
+_FORMAT = b"meshlint-cache-2\n"
 
 
 def worth_caching(files: list[str], stdin: bytes | None) -> bool:
@@ -67,6 +72,12 @@ def hasher() -> Any:
         import hashlib
 
         return hashlib.sha256()
+
+
+def content_digest(data: bytes) -> str:
+    digest = hasher()
+    digest.update(data)
+    return str(digest.hexdigest())
 
 
 def code_fingerprint(rules: list[Any]) -> str:
@@ -126,23 +137,14 @@ class ResultCache:
         self.fresh: dict[str, FileResult] = {}
         self.hits = 0
         self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
-        import pickle
-
-        try:
-            with open(self.path, "rb") as handle:
-                if handle.read(len(_FORMAT)) == _FORMAT:
-                    loaded = pickle.load(handle)
-                    if isinstance(loaded, dict):
-                        self.entries = loaded
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-            self.entries = {}  # a missing, foreign or broken cache is an empty one
+        loaded = _read(self.path)
+        if isinstance(loaded, dict):
+            self.entries = loaded
 
     @staticmethod
-    def file_key(path: str, data: bytes, flags: str) -> str:
-        digest = hasher()
-        digest.update(data)
-        digest.update(f"\0{path}\0{flags}".encode())
-        return str(digest.hexdigest())
+    def file_key(path: str, content: str, flags: str) -> str:
+        """A file's key: its bytes' digest (`content_digest`), its path and how the run treats it."""
+        return content_digest(f"{content}\0{path}\0{flags}".encode())
 
     def get(self, key: str) -> FileResult | None:
         found = self.entries.get(key)
@@ -159,41 +161,59 @@ class ResultCache:
         if not self.fresh and self.hits == len(self.entries):
             self._touch()
             return
-        import pickle
-        import tempfile
-
         merged = {**self.entries, **self.fresh}
         if len(merged) > MAX_ENTRIES:
             merged = dict(list(merged.items())[-MAX_ENTRIES:])
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".results-", dir=self.directory)
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(_FORMAT)
-                    pickle.dump(merged, out, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(temporary, self.path)
-            except BaseException:
-                with _quiet():
-                    os.unlink(temporary)
-                raise
-        except OSError:
-            return
-        self._prune()
+        _write(self.path, merged)
 
     def _touch(self) -> None:
         with _quiet():
             os.utime(self.path)
 
-    def _prune(self) -> None:
+
+def _read(path: str) -> Any:
+    """What `_write` wrote at `path`; None for a missing, foreign or broken file (an empty cache)."""
+    import pickle
+
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(_FORMAT)) == _FORMAT:
+                return pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _write(path: str, value: Any) -> None:
+    """Write `value` whole beside `path` and swap it in, then prune that kind's oldest files. A value
+    that cannot be pickled or a folder that cannot be written costs the next run its speed only."""
+    import pickle
+    import tempfile
+
+    directory, name = os.path.split(path)
+    kind = name.split("-", 1)[0]
+    try:
+        os.makedirs(directory, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", dir=directory)
         try:
-            buckets = [os.path.join(self.directory, n) for n in os.listdir(self.directory) if n.startswith("results-") and n.endswith(".pickle")]
-            buckets.sort(key=os.path.getmtime, reverse=True)
-        except OSError:
-            return
-        for old in buckets[KEEP_RUN_KEYS:]:
+            with os.fdopen(handle, "wb") as out:
+                out.write(_FORMAT)
+                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)
+        except BaseException:
             with _quiet():
-                os.unlink(old)
+                os.unlink(temporary)
+            raise
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        return
+    try:
+        kept = [os.path.join(directory, n) for n in os.listdir(directory) if n.startswith(f"{kind}-") and n.endswith(".pickle")]
+        kept.sort(key=os.path.getmtime, reverse=True)
+    except OSError:
+        return
+    for old in kept[KEEP_RUN_KEYS:]:
+        with _quiet():
+            os.unlink(old)
 
 
 class _quiet:
@@ -209,23 +229,28 @@ class _quiet:
 class Facts:
     """The first pass's facts as a hash, or nothing at all in a run without a cache."""
 
-    def __init__(self, kept: bool) -> None:
+    def __init__(self, kept: bool, known: str = "") -> None:
         self.digest: Any = None
+        self.known = known  # the digest a kept first pass had (FirstPass): this run's, unless more is read
         if kept:
             self.digest = hasher()
 
     def update(self, data: bytes) -> None:
         if self.digest is not None:
+            if self.known:
+                self.digest.update(self.known.encode())
+                self.known = ""
             self.digest.update(data)
 
     def hexdigest(self) -> str:
-        return str(self.digest.hexdigest()) if self.digest is not None else ""
+        return self.known or (str(self.digest.hexdigest()) if self.digest is not None else "")
 
 
-def open_cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> ResultCache:
-    """The cache bucket of this run: everything besides the file that a file's result depends on."""
+def open_cache(directory: str, plan: Plan, code: str, facts: str) -> ResultCache:
+    """The cache bucket of this run: everything besides the file that a file's result depends on.
+    `code` is `code_fingerprint` of the run's rules."""
     digest = hasher()
-    digest.update(code_fingerprint(rules).encode())
+    digest.update(code.encode())
     for governed in plan.governing.all():
         digest.update(stable(governed.config).encode())
     plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
@@ -235,20 +260,113 @@ def open_cache(directory: str, plan: Plan, rules: list[Rule], facts: str) -> Res
 
 def check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
     """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
+    key, data, found = _look_up(plan, cache, path)
+    if found is not None:
+        return found
+    if key is None:
+        return checker(plan, path, None)  # unreadable: the check reports it
+    result = checker(plan, path, data)
+    result.cache_key = key
+    return result
+
+
+def hits_first(plan: Plan, cache: ResultCache, paths: list[str], check: Callable[[str], FileResult], jobs: int) -> Iterator[FileResult]:
+    """Every path's result in path order, for a run that could fork: the cache's results are looked
+    up here first, and workers are forked only when the files it lacks are worth it, so a warm run
+    (or one with a few changed files) never starts a pool. The look-up stops as soon as the missing
+    files alone pay for the workers: they take those and every file after (`check` looks up again)."""
+    from meshlint.engine import parallel
+
+    found: dict[int, FileResult] = {}
+    missing: list[int] = []
+    size = 0
+    stop = len(paths)
+    for index, path in enumerate(paths):
+        _, data, hit = _look_up(plan, cache, path)
+        if hit is not None:
+            found[index] = hit
+            continue
+        missing.append(index)
+        size += len(data) if data is not None else _size(path)
+        if parallel.pays(len(missing), size):
+            stop = index + 1
+            break
+    rest = [paths[i] for i in missing] + paths[stop:]
+    if stop < len(paths) or parallel.pays(len(missing), size):
+        checked = parallel.check_files(check, rest, jobs)
+    else:
+        checked = map(check, rest)
+    for index in range(len(paths)):
+        yield found[index] if index in found else next(checked)
+
+
+def _size(path: str) -> int:
     try:
-        data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
+        return os.path.getsize(path)
     except OSError:
-        return checker(plan, path, None)  # which reports it
+        return 0  # stdin, or a file the check will report
+
+
+def _look_up(plan: Plan, cache: ResultCache, path: str) -> tuple[str | None, bytes | None, FileResult | None]:
+    """The file's key, its bytes (None when its digest was known: the check reads it) and its cached
+    result (marked as such); no key for an unreadable file."""
+    data = None
+    content = plan.digests.get(path)  # read and hashed for the first pass's key (FirstPass)
+    if content is None:
+        try:
+            data = plan.stdin if path == inputs.STDIN and plan.stdin is not None else inputs.read(path)
+        except OSError:
+            return None, None, None
+        content = content_digest(data)
     fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
     governed = plan.of(path)
     config = cache.configs.get(id(governed.config))
     if config is None:
         config = cache.configs[id(governed.config)] = stable(governed.config)
-    key = cache.file_key(path, data, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
+    key = cache.file_key(path, content, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
     found = cache.get(key)
     if found is not None:
         found.cached = True
-        return found
-    result = checker(plan, path, data)
-    result.cache_key = key
-    return result
+    return key, data, found
+
+
+class FirstPass:
+    """The first pass of a run over folders, kept between runs: when every input, mesh.context file
+    and config is as it was, the mesh context comes back from here instead of from composing the
+    tree's Services, Namespaces and mesh config again (most of a warm run's time otherwise).
+
+    A run that names files or reads stdin is not kept: it reads beyond its inputs as its mesh context
+    decides (§W2.6-7), so what its first pass depends on is known only once it has run."""
+
+    def __init__(self, directory: str, key: str) -> None:
+        self.path = os.path.join(directory, f"context-{key[:40]}.pickle")
+
+    def load(self) -> dict[str, Any] | None:
+        kept = _read(self.path)
+        return kept if isinstance(kept, dict) else None
+
+    def save(self, kept: dict[str, Any]) -> None:
+        _write(self.path, kept)
+
+
+def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...], files: list[str], fragments: frozenset[str], digests: dict[str, str]) -> str:
+    """Everything the first pass of a run over folders depends on: meshlint's code (`code`), every
+    config, the mesh.context files' bytes and every input's. The inputs' digests go into `digests`,
+    so that the second pass keys its files without reading them again."""
+    digest = hasher()
+    digest.update(code.encode())
+    for governed in governing.all():
+        digest.update(stable(governed.config).encode())
+    digest.update(stable((mesh_config, sorted(fragments), os.getcwd())).encode())
+    context_files = [*mesh_config, *(path for governed in governing.all() for path in governed.config.mesh_context)]
+    for inputs_now, paths in ((False, context_files), (True, files)):
+        for path in paths:
+            try:
+                content = content_digest(inputs.read(path))
+            except OSError:
+                content = "unreadable"  # reported (or refused) by the run itself, never kept as read
+            else:
+                if inputs_now:
+                    digests[path] = content
+            digest.update(f"{inputs_now}\0{path}\0{content}\0".encode())
+    return str(digest.hexdigest())

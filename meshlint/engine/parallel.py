@@ -28,9 +28,14 @@ def worth_forking(files: list[str], jobs: int) -> bool:
             total += os.path.getsize(path)
         except OSError:
             continue  # stdin, or a file the check will report
-        if total >= PARALLEL_BYTES:
+        if pays(len(files), total):
             return True
     return False
+
+
+def pays(count: int, size: int) -> bool:
+    """Do `count` files of `size` bytes in all pay for a pool of workers?"""
+    return count >= PARALLEL_FROM and size >= PARALLEL_BYTES
 
 
 def usable_cores() -> int:

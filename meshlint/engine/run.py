@@ -9,7 +9,16 @@ from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
 from meshlint.engine import parallel, reach
-from meshlint.engine.cache import Facts, check_cached, open_cache, worth_caching
+from meshlint.engine.cache import (
+    Facts,
+    FirstPass,
+    check_cached,
+    code_fingerprint,
+    first_pass_key,
+    hits_first,
+    open_cache,
+    worth_caching,
+)
 from meshlint.engine.filecheck import check_file, finding, source_line
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, Summary
@@ -55,6 +64,7 @@ class Plan:
     root: str  # the repository root that fingerprints are relative to
     known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
     report_unused: bool  # list suppression entries that silenced nothing
+    digests: dict[str, str]  # inputs' content digests, when the first pass's cache key read them
 
     def __init__(
         self,
@@ -72,6 +82,7 @@ class Plan:
         root: str,
         known: frozenset[str],
         report_unused: bool,
+        digests: dict[str, str] | None = None,
     ) -> None:
         self.stdin = stdin
         self.stdin_name = stdin_name
@@ -87,6 +98,7 @@ class Plan:
         self.root = root
         self.known = known
         self.report_unused = report_unused
+        self.digests = {} if digests is None else digests
 
     def of(self, path: str) -> Governance:
         return self.governed.get(path) or self.governing.of(path)
@@ -120,9 +132,16 @@ def run(
     fragments = patch_fragments(files)
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
-    context = _Context(governing, mesh_config, taken, cache_dir is not None)
+    code = code_fingerprint(rules) if cache_dir is not None else ""
+    digests: dict[str, str] = {}
+    first_pass = None
+    if cache_dir is not None and not named and stdin is None:
+        first_pass = FirstPass(cache_dir, first_pass_key(code, governing, mesh_config, files, fragments, digests))
+    kept = first_pass.load() if first_pass is not None else None
+    context = _Context(governing, mesh_config, taken, cache_dir is not None, kept)
     sources: set[str] = set()
-    context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
+    if kept is None:
+        context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
     extra: list[str] = []
     unseen = False
     if beyond:
@@ -143,6 +162,8 @@ def run(
     inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
+    if first_pass is not None and kept is None:
+        first_pass.save(context.kept())
     mesh = context.mesh
     for each in governing.all():
         bind(each, mesh)
@@ -161,8 +182,9 @@ def run(
         root=repository_root(top.path),
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
+        digests=digests,
     )
-    cache = open_cache(cache_dir, plan, rules, context.facts.hexdigest()) if cache_dir else None
+    cache = open_cache(cache_dir, plan, code, context.facts.hexdigest()) if cache_dir else None
     # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
     # ranges of its documents; a tree, file by file.
     one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
@@ -176,6 +198,8 @@ def run(
     results: Iterable[FileResult]
     if one_stream:
         results = map(check, checked)
+    elif cache is not None and parallel.worth_forking(checked, jobs):
+        results = hits_first(plan, cache, checked, check, jobs)
     elif parallel.worth_forking(checked, jobs):
         results = parallel.check_files(check, checked, jobs)
     else:  # one job, or too little work to pay for a pool: each file's garbage goes as the next is read
@@ -214,7 +238,11 @@ class _Context:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
 
-    def __init__(self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False) -> None:
+    def __init__(
+        self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False, kept: dict[str, Any] | None = None
+    ) -> None:
+        """`kept`: what the same first pass left in an earlier run (`kept()`, engine/cache.py FirstPass),
+        taken back instead of reading anything."""
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
@@ -232,9 +260,21 @@ class _Context:
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
         self.facts = Facts(cached)
         self.stdin_lines: list[str] | None = None
+        if kept is not None:
+            self.mesh, self.broken, self.as_input = kept["mesh"], kept["broken"], kept["as_input"]
+            self._placed, self._configs_done, self.read_files = kept["placed"], kept["configs_done"], kept["read_files"]
+            self.context_reals, self.facts = kept["context_reals"], Facts(cached, kept["facts"])
+            return
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
         self.files_of_configs()
+
+    def kept(self) -> dict[str, Any]:
+        """What a later run over the same tree takes back instead of this first pass (see `__init__`)."""
+        return {
+            "mesh": self.mesh, "broken": self.broken, "as_input": self.as_input, "placed": self._placed, "configs_done": self._configs_done,
+            "read_files": self.read_files, "context_reals": self.context_reals, "facts": self.facts.hexdigest(),
+        }
 
     def files_of_configs(self) -> None:
         """The mesh.context files of every config met so far, each located beside the config naming it."""
