@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 HOLD = "holdApplicationUntilProxyStarts"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
+SETTINGS_KEPT = 64  # places whose settings `settings_at` remembers: a place is a file, asked about in turn
 INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
 # What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
 NAMESPACE_MESH_LABELS = frozenset(("istio-injection", "istio.io/rev", "istio.io/dataplane-mode", "config.linkerd.io/admission-webhooks"))
@@ -275,6 +276,10 @@ class MeshContext:
                     resolved[field] = setting
                 if conflict is not None:
                     conflicts.append(conflict)
+            if len(self._settings) >= SETTINGS_KEPT:
+                # The second pass asks about one file's places at a time: a memo of every place would
+                # grow with the tree (a few MB per 10,000 files) for no hit.
+                self._settings.clear()
             settings = self._settings[key] = MeshSettings(resolved, conflicts)
         return settings
 
