@@ -71,7 +71,7 @@ def shifted_back(finding, lines: int):
     fix = finding.fix
     if fix is not None:
         fix = fix._replace(edits=tuple(e._replace(line=e.line - lines, end_line=e.end_line - lines) for e in fix.edits))
-        fix = fix._replace(isolation=frozenset((line - lines, column) for line, column in fix.isolation))
+        fix = fix._replace(isolation=tuple((line - lines, column) for line, column in fix.isolation))
     return finding._replace(line=finding.line - lines, message=message, related=related, fix=fix)
 
 

@@ -8,6 +8,7 @@ BOM, comments, quoting) is left as it was.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -42,13 +43,14 @@ class Fix(NamedTuple):
 
     `isolation` names the nodes whose text the fix rewrites (a mapping it adds to, an annotation it
     merges into): two fixes that share one are never applied in the same round, since each was
-    computed on the text before the other."""
+    computed on the text before the other. (A sorted tuple, not a set: every fixable finding holds
+    one until the report is written, and a frozenset of one costs four times the memory.)"""
 
     title: str
     path: str
     edits: tuple[Edit, ...]
     applicability: str = SAFE
-    isolation: frozenset[tuple[int, int]] = frozenset()
+    isolation: tuple[tuple[int, int], ...] = ()
 
     @property
     def safe(self) -> bool:
@@ -64,7 +66,7 @@ class Fix(NamedTuple):
         """The two cannot go in one round: they rewrite the same node or touch the same text."""
         if self.path != other.path:
             return False
-        return bool(self.isolation & other.isolation) or any(_overlap(a, b) for a in self.edits for b in other.edits)
+        return not set(self.isolation).isdisjoint(other.isolation) or any(_overlap(a, b) for a in self.edits for b in other.edits)
 
 
 def _overlap(a: Edit, b: Edit) -> bool:
@@ -75,10 +77,12 @@ def _overlap(a: Edit, b: Edit) -> bool:
 def make_fix(title: str, path: str, edits: Iterable[Edit], applicability: str = SAFE, isolation: Iterable[tuple[int, int]] = ()) -> Fix | None:
     """A fix of these edits, or None when there are none or two of them overlap (a bug to hide, not
     to write)."""
-    ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+    # Every fixable finding holds its fix until the report is written, and most texts repeat (the
+    # same annotation at the same indentation in each workload): one copy of each.
+    ordered = tuple(sorted((e._replace(text=sys.intern(e.text)) for e in edits), key=lambda e: (e.start, e.end)))
     if not ordered or any(_overlap(a, b) for a, b in itertools.pairwise(ordered)):
         return None
-    return Fix(title, path, ordered, applicability, frozenset(isolation))
+    return Fix(sys.intern(title), path, ordered, applicability, tuple(sorted(set(isolation))))
 
 
 class Text:
