@@ -164,6 +164,7 @@ def run(
     context.files_of_configs()  # the mesh.context files of configs met only now
     if first_pass is not None and kept is None:
         first_pass.save(context.kept())
+    context.let_paths_go()
     mesh = context.mesh
     for each in governing.all():
         bind(each, mesh)
@@ -268,6 +269,15 @@ class _Context:
         for path in mesh_config:  # --mesh-config files count as located beside the top config
             self._context_file(path, self.top.root)
         self.files_of_configs()
+
+    def let_paths_go(self) -> None:
+        """The first pass is over: its tables of real paths (one per input, several times over) are not
+        needed by the second, which would hold them to the end of the run."""
+        self.taken.clear()
+        self.read_files.clear()
+        self.context_reals.clear()
+        self._placed.clear()
+        self.as_input.clear()
 
     def kept(self) -> dict[str, Any]:
         """What a later run over the same tree takes back instead of this first pass (see `__init__`)."""
