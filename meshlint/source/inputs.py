@@ -196,7 +196,8 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
                 if entry.is_symlink() and not os.path.exists(path):
                     inputs.warnings.append(f"{path}: broken symbolic link; skipped")
                     continue
-                real_file = real(path)
+                # A file that is no link is where its folder really is: one realpath a folder, not a file.
+                real_file = real(path) if entry.is_symlink() else _REAL.setdefault(path, os.path.join(real_dir, entry.name))
                 if real_file in seen:
                     continue
                 seen.add(real_file)

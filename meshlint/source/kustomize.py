@@ -38,7 +38,7 @@ def _kustomizations(files: list[str]) -> list[str]:
     for path in files:
         if os.path.basename(path) in KUSTOMIZATION_NAMES:
             add(path)
-        directory = os.path.dirname(os.path.realpath(path))
+        directory = os.path.dirname(inputs.real(path))  # the walk knows most real paths already
         # A named file (pre-commit passes a few) may be patched by a kustomization above it.
         while directory not in directories:
             directories.add(directory)
