@@ -168,3 +168,33 @@ def test_output_is_the_same_for_any_number_of_jobs(tmp_path, jobs, monkeypatch):
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["summary"]["files"] > parallel.PARALLEL_FROM
+
+
+def test_a_first_pass_shared_among_workers_reads_what_one_process_reads(tmp_path, monkeypatch):
+    """Every rule's fixtures as one tree: Namespaces, mesh config, revisions, Services, Sidecars,
+    signs of Istio and conflicts spread over many files. Workers read ranges of them into contexts
+    of their own, merged in file order; the report, and the cache key, must be one process's."""
+    from meshlint.engine import cache
+
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(cache, "CACHE_FROM", 0)
+    ranges: list[int] = []
+    real = parallel.map_in_workers
+
+    def counted(task, items, jobs):
+        if getattr(task, "__name__", "") == "_read_range":
+            ranges.append(len(items))
+        return real(task, items, jobs)
+
+    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    outputs = []
+    for jobs in ("1", "2"):
+        result = CliRunner().invoke(main, ["check", str(TESTDATA), "--format", "json", "--jobs", jobs, "--cache-dir", str(tmp_path / jobs)])
+        assert result.exit_code == 1
+        outputs.append(result.stdout)
+    assert ranges and ranges[0] > 1  # the second run read its first pass in workers
+    assert outputs[0] == outputs[1]
+    # The first pass's facts (the results' cache key) do not depend on how the files were shared out.
+    buckets = [sorted(p.name for p in (tmp_path / jobs).glob("results-*.pickle")) for jobs in ("1", "2")]
+    assert buckets[0] == buckets[1] and len(buckets[0]) == 1

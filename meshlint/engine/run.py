@@ -141,7 +141,7 @@ def run(
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept)
     sources: set[str] = set()
     if kept is None:
-        context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources)
+        context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs)
     extra: list[str] = []
     unseen = False
     if beyond:
@@ -153,7 +153,7 @@ def run(
             # The walk met the tree's nested configs: their mesh.context files are read as context
             # first, so the walk's copy of them is not counted again at its own path.
             context.files_of_configs()
-            context.read([p for p in found if inputs.real(p) not in context.read_files], None, None)
+            context.read([p for p in found if inputs.real(p) not in context.read_files], None, None, jobs)
             widened = reach.governed_files(changed, found, context.mesh, taken | {inputs.real(p) for p in extra})
             for path, more in sorted(widened.items()):
                 notes.append(f"{path} changed: also checking {len(more)} file{'s' if len(more) != 1 else ''}")
@@ -185,7 +185,7 @@ def run(
         report_unused=top.report_unused_suppressions,
         digests=digests,
     )
-    cache = open_cache(cache_dir, plan, code, context.facts.hexdigest()) if cache_dir else None
+    cache = open_cache(cache_dir, plan, code, context.facts_digest()) if cache_dir else None
     # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
     # ranges of its documents; a tree, file by file.
     one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
@@ -260,6 +260,7 @@ class _Context:
         # What the context was made of, in the order it was read: a cached result is only as good as
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
         self.facts = Facts(cached)
+        self._signed = kept is not None  # a kept digest holds its sign already
         self.stdin_lines: list[str] | None = None
         if kept is not None:
             self.mesh, self.broken, self.as_input = kept["mesh"], kept["broken"], kept["as_input"]
@@ -283,7 +284,7 @@ class _Context:
         """What a later run over the same tree takes back instead of this first pass (see `__init__`)."""
         return {
             "mesh": self.mesh, "broken": self.broken, "as_input": self.as_input, "placed": self._placed, "configs_done": self._configs_done,
-            "read_files": self.read_files, "context_reals": self.context_reals, "facts": self.facts.hexdigest(),
+            "read_files": self.read_files, "context_reals": self.context_reals, "facts": self.facts_digest(),
         }
 
     def files_of_configs(self) -> None:
@@ -317,9 +318,12 @@ class _Context:
         if loaded.problems or any(s is not None and s.problems for s in map(_source, resources)):
             self.broken.append(loaded)
 
-    def read(self, files: Iterable[str], stdin: bytes | None, sources: set[str] | None) -> None:
+    def read(self, files: Iterable[str], stdin: bytes | None, sources: set[str] | None, jobs: int = 1) -> None:
         """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
-        sources (inputs only: files read for context alone widen nothing)."""
+        sources (inputs only: files read for context alone widen nothing). A big tree is read by
+        `jobs` workers, each a range of its files into a context of its own; the ranges' contexts
+        are merged in file order, which is what reading them one after the other gives."""
+        todo = []
         for path in files:
             real = inputs.real(path)
             if real in self.context_reals:
@@ -327,30 +331,67 @@ class _Context:
             self.read_files.add(real)
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
-            try:
-                data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
-            except OSError:
-                continue  # the second pass reports it
-            name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
-            folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
-            place = Place.of(name, folder) if folder is not None else None
-            text = decode(data)[0]
-            lines = None
-            if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
-                lines = self.stdin_lines = text.splitlines()
-            for chunk, resource in _context_resources(self.mesh, name, text, lines):
-                if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
-                    continue  # a profile an install may pick, unless mesh.context names it
-                self.facts.update(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
-                self.facts.update(chunk.encode())
-                self.mesh.add(resource, place)
-                if sources is not None and path != inputs.STDIN and reach.is_mesh_wide(resource):
+            todo.append(path)
+        parts: list[tuple[MeshContext | None, list[tuple[str, tuple[list[bytes], bool]]]]]
+        if jobs > 1 and stdin is None and parallel.worth_forking(todo, jobs):
+            size = max(1, len(todo) // (jobs * 4))  # a few ranges a worker: one slow range does not hold the rest
+            parts = parallel.map_in_workers(self._read_range, [todo[i : i + size] for i in range(0, len(todo), size)], jobs)
+        else:
+            parts = [(None, [(path, self._read_one(self.mesh, path, stdin)) for path in todo])]
+        for mesh, read in parts:
+            if mesh is not None:
+                self.mesh.merge(mesh)
+            for path, (facts, source) in read:
+                for fact in facts:
+                    self.facts.update(fact)
+                if source and sources is not None and path != inputs.STDIN:
                     sources.add(path)
 
+    def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, tuple[list[bytes], bool]]]]:
+        """In a worker: a range of the files, read into a context that starts as this one's sign."""
+        mesh = MeshContext(options=self.mesh.options, istio_in_use=self.mesh.istio_in_use)
+        return mesh, [(path, self._read_one(mesh, path, None)) for path in paths]
 
-def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str] | None = None) -> Iterator[tuple[str, Resource]]:
+    def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> tuple[list[bytes], bool]:
+        """One file into `mesh`: the facts it gave (for the cache's key) and whether it holds a
+        mesh-wide source. A resource read only as a sign of Istio gives no fact of its own: the sign
+        the whole first pass settles on is one (`facts_digest`), however the files were shared out."""
+        facts: list[bytes] = []
+        source = False
+        try:
+            data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
+        except OSError:
+            return facts, source  # the second pass reports it
+        name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
+        folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
+        place = Place.of(name, folder) if folder is not None else None
+        text = decode(data)[0]
+        lines = None
+        if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
+            lines = self.stdin_lines = text.splitlines()
+        for chunk, resource, context in _context_resources(mesh, name, text, lines):
+            if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
+                continue  # a profile an install may pick, unless mesh.context names it
+            if context:
+                facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+                facts.append(chunk.encode())
+            mesh.add(resource, place)
+            source = source or reach.is_mesh_wide(resource)
+        return facts, source
+
+    def facts_digest(self) -> str:
+        """What the mesh context was made of, ending with the sign of Istio it settled on."""
+        if not self._signed:
+            sign = self.mesh.istio_in_use
+            origin = sign.origin if sign is not None else None
+            self.facts.update(f"\0sign\0{sign.value if sign else ''}\0{tuple(origin) if origin else ''}\0".encode())
+            self._signed = True
+        return self.facts.hexdigest()
+
+
+def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str] | None = None) -> Iterator[tuple[str, Resource, bool]]:
     """The parts of one input that could hold mesh context, or the first sign of Istio, each with
-    the text of the part it is in."""
+    the text of the part it is in, and False when it is read only as a sign."""
     for line_offset, chunk in each_chunk(text):
         context = might_hold_context(chunk) or might_hold_env_source(chunk)
         sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
@@ -360,7 +401,7 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str]
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
                 if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
-                    yield chunk, resource
+                    yield chunk, resource, bool(context)
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint.findings import Position
 from meshlint.mesh.envsources import EnvSources
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 HOLD = "holdApplicationUntilProxyStarts"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
+K = TypeVar("K")
+V = TypeVar("V")
 SETTINGS_KEPT = 64  # places whose settings `settings_at` remembers: a place is a file, asked about in turn
 INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
 # What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
@@ -216,6 +218,25 @@ class MeshContext:
             source = mesh_source(resource)
             if source is not None:
                 self._take(source, where)
+
+    def merge(self, later: MeshContext) -> None:
+        """Take what `later` collected from files that come after every file this context read (a
+        worker's range of the first pass): the same as if those files had been added here."""
+        sign = later.istio_in_use
+        if sign is not None and (self.istio_in_use is None or _earlier(sign, self.istio_in_use)):
+            self.istio_in_use = sign
+        _extend(self.claims, later.claims)
+        _extend(self.namespaces, later.namespaces)
+        _extend(self.services, later.services)
+        _extend(self.linkerd_servers, later.linkerd_servers)
+        self.env_sources.merge(later.env_sources)
+        self.peer_authentications.extend(later.peer_authentications)
+        self.sidecars.extend(later.sidecars)
+        for revision, position in later.revisions.items():
+            self.revisions.setdefault(revision, position)
+        for tag, found in later.tags.items():
+            self.tags.setdefault(tag, found)
+        self._settings.clear()
 
     def _take(self, source: MeshSource, place: Place) -> None:
         if source.revision:
@@ -519,6 +540,11 @@ def _namespace_position(namespace: Namespace) -> Position | None:
 def _default(revision: str | None) -> str:
     name = (revision or "").strip()
     return "" if name in ("", "default") else name
+
+
+def _extend(mine: dict[K, list[V]], later: dict[K, list[V]]) -> None:
+    for key, items in later.items():
+        mine.setdefault(key, []).extend(items)
 
 
 def _earlier(a: Setting[str], b: Setting[str]) -> bool:

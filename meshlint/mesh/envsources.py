@@ -83,6 +83,11 @@ class EnvSources:
         source = EnvSource(resource.kind, resource.name, resource.namespace, resource.path, tuple(keys))
         self._by_name.setdefault((resource.kind, resource.name), []).append(source)
 
+    def merge(self, later: EnvSources) -> None:
+        """Those `later` collected from files after every file these came from (MeshContext.merge)."""
+        for key, sources in later._by_name.items():
+            self._by_name.setdefault(key, []).extend(sources)
+
     def find(self, kind: str, name: str, namespace: str, near: str) -> EnvSource | None:
         """The ConfigMap or Secret a workload in `namespace`, written in file `near`, names: of the
         same namespace (or one of the two unsaid), the nearest to the workload's file."""
