@@ -8,7 +8,7 @@ rule (always) and those that silenced nothing (`--report-unused-suppressions`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from meshlint.findings import Position
@@ -53,7 +53,7 @@ def annotation_suppression(resource: Resource | None, templates: list[PodTemplat
     return None
 
 
-def comment_suppression(lines: list[str], position: Position, rule: Rule) -> Suppression | None:
+def comment_suppression(lines: Sequence[str], position: Position, rule: Rule) -> Suppression | None:
     """A comment on the flagged line or on the line above it."""
     for number in (position.line, position.line - 1):
         if 1 <= number <= len(lines) and "meshlint:" in lines[number - 1]:
@@ -63,7 +63,7 @@ def comment_suppression(lines: list[str], position: Position, rule: Rule) -> Sup
     return None
 
 
-def suppressions_in(path: str, lines: list[str], resources: Iterable[tuple[Resource, list[PodTemplate]]]) -> Iterator[Suppression]:
+def suppressions_in(path: str, lines: Sequence[str], resources: Iterable[tuple[Resource, list[PodTemplate]]]) -> Iterator[Suppression]:
     """Every suppression a file holds: its comments, then its objects' and pod templates' annotations."""
     for number, text in enumerate(lines, start=1):
         if "meshlint:" in text and (suppression := _comment(text, path, number)) is not None:

@@ -4,7 +4,7 @@ the file's own checks (its syntax problems) and its suppressions."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meshlint.engine.governance import Governance
@@ -97,7 +97,7 @@ class FileCheck:
                 self._check(rule, subject, about, pods, lines, governed)
         self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
 
-    def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: list[str], governed: Governance) -> None:
+    def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: Sequence[str], governed: Governance) -> None:
         for issue in rule.check(subject, governed.contexts[rule.code]):
             suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
             if suppression is not None:
@@ -213,7 +213,7 @@ def syntax_only(governed: Governance) -> Light | None:
     return light
 
 
-def source_line(lines: list[str], line: int) -> str | None:
+def source_line(lines: Sequence[str], line: int) -> str | None:
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 

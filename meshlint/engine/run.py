@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -37,6 +37,7 @@ from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
+from meshlint.source.lines import TextLines
 from meshlint.source.loader import (
     LoadedFile,
     decode,
@@ -52,7 +53,7 @@ class Plan:
 
     stdin: bytes | None
     stdin_name: str
-    stdin_lines: list[str] | None  # stdin's lines, as the first pass made them
+    stdin_lines: Sequence[str] | None  # stdin's lines, as the first pass made them
     fragments: frozenset[str]  # Kustomize patches: syntax only
     mesh: MeshContext
     governing: Governing
@@ -70,7 +71,7 @@ class Plan:
         self,
         stdin: bytes | None,
         stdin_name: str,
-        stdin_lines: list[str] | None,
+        stdin_lines: Sequence[str] | None,
         fragments: frozenset[str],
         mesh: MeshContext,
         governing: Governing,
@@ -261,7 +262,7 @@ class _Context:
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
         self.facts = Facts(cached)
         self._signed = kept is not None  # a kept digest holds its sign already
-        self.stdin_lines: list[str] | None = None
+        self.stdin_lines: Sequence[str] | None = None
         if kept is not None:
             self.mesh, self.broken, self.as_input = kept["mesh"], kept["broken"], kept["as_input"]
             self._placed, self._configs_done, self.read_files = kept["placed"], kept["configs_done"], kept["read_files"]
@@ -368,7 +369,7 @@ class _Context:
         text = decode(data)[0]
         lines = None
         if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
-            lines = self.stdin_lines = text.splitlines()
+            lines = self.stdin_lines = TextLines(text)
         for chunk, resource, context in _context_resources(mesh, name, text, lines):
             if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
                 continue  # a profile an install may pick, unless mesh.context names it
@@ -389,7 +390,7 @@ class _Context:
         return self.facts.hexdigest()
 
 
-def _context_resources(mesh: MeshContext, path: str, text: str, lines: list[str] | None = None) -> Iterator[tuple[str, Resource, bool]]:
+def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[str] | None = None) -> Iterator[tuple[str, Resource, bool]]:
     """The parts of one input that could hold mesh context, or the first sign of Istio, each with
     the text of the part it is in, and False when it is read only as a sign."""
     for line_offset, chunk in each_chunk(text):

@@ -12,6 +12,7 @@ made 1-based here and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from meshlint.source.document import Document, Placer, PositionTable, RawMap, RawSeq
@@ -41,7 +42,7 @@ class DocumentTooDeep(Exception):
 
 
 def compose_into(
-    documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: list[str],
+    documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: Sequence[str],
     index: int = 0, line_offset: int = 0, pure: bool = False,
 ) -> int:
     """Append every document of `text`, which starts at 0-based line `line_offset` of the file whose
@@ -77,7 +78,7 @@ def compose_into(
 _SOURCE_COMMENT = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
 
 
-def rendered_from(lines: list[str], start: int, end: int) -> str | None:
+def rendered_from(lines: Sequence[str], start: int, end: int) -> str | None:
     """The path in a `# Source: chart/templates/x.yaml` comment between two documents (Helm writes one
     before each document it renders), if there is one."""
     for text in lines[start:end]:
@@ -113,7 +114,7 @@ def problem_from(err: Exception, text: str) -> SyntaxProblem:
 class Converter:
     """Turns a composed node tree into plain data, filling the position table as it goes."""
 
-    def __init__(self, path: str, lines: list[str], place: Placer, line_offset: int | None = None) -> None:
+    def __init__(self, path: str, lines: Sequence[str], place: Placer, line_offset: int | None = None) -> None:
         # A document's table maps marks by its line offset; an embedded string's by its placer.
         self.table = PositionTable(path, lines, line_offset or 0, None if line_offset is not None else place)
         self.place = place

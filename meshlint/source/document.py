@@ -9,7 +9,7 @@ one character inside a string (a command in a block-scalar script, a port in an 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from meshlint.findings import Position
@@ -51,7 +51,7 @@ class PositionTable:
 
     __slots__ = ("_converted", "_offset", "_place", "kept", "lines", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts")
 
-    def __init__(self, path: str, lines: list[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
+    def __init__(self, path: str, lines: Sequence[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
         self.path = path
         self.lines = lines if lines is not None else []
         self.raw_maps: dict[int, RawMap] = {}

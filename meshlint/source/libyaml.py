@@ -14,6 +14,7 @@ the ruamel.yaml path reads everything.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
@@ -65,7 +66,7 @@ def parse_only(text: str) -> bool:
 
 
 def read_documents(
-    documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: list[str], index: int, line_offset: int,
+    documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: Sequence[str], index: int, line_offset: int,
     max_depth: int, recursive: str, duplicate: str, place: Placer | None = None, counts: list[int] | None = None,
 ) -> int:
     """Append the documents of `text` (0-based line `line_offset` of its file) numbered from

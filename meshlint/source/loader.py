@@ -7,7 +7,7 @@ read on its own. A file with Helm template syntax that does not parse is passed 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 
 from meshlint.source import inputs
@@ -30,7 +30,7 @@ class LoadedFile:
     path: str
     documents: list[Document]
     problems: list[SyntaxProblem]
-    lines: list[str]
+    lines: Sequence[str]
     # Set when the whole file was passed over (a Helm template that does not parse).
     skipped: str | None
     newline: str  # how its first line ends: fixes write new lines the same way
@@ -45,7 +45,7 @@ class LoadedFile:
         path: str,
         documents: list[Document] | None = None,
         problems: list[SyntaxProblem] | None = None,
-        lines: list[str] | None = None,
+        lines: Sequence[str] | None = None,
         skipped: str | None = None,
         newline: str = "\n",
         light: list[tuple[str, str]] | None = None,
@@ -97,7 +97,7 @@ def decode(data: bytes) -> tuple[str, SyntaxProblem | None]:
 
 def load_file(
     path: str, display: str | None = None, data: bytes | None = None, *, input_file: bool = True, light: Light | None = None,
-    stream: bool = False, lines: list[str] | None = None,
+    stream: bool = False, lines: Sequence[str] | None = None,
 ) -> LoadedFile:
     """Read and load one file (raises OSError when it cannot be read). An input that does not parse is
     passed over when it is a Helm template or not a manifest at all; a mesh context file never is.
@@ -122,7 +122,7 @@ def load_file(
     return loaded
 
 
-def _streamed(path: str, text: str, problem: SyntaxProblem | None, light: Light, input_file: bool, lines: list[str] | None) -> LoadedFile:
+def _streamed(path: str, text: str, problem: SyntaxProblem | None, light: Light, input_file: bool, lines: Sequence[str] | None) -> LoadedFile:
     """A big file whose documents are read as they are asked for, exactly as `load_file` reads them."""
     loaded = LoadedFile(path=path, lines=text.splitlines() if lines is None else lines, newline=newline_of(text))
 
@@ -162,7 +162,7 @@ def streams(text: str) -> bool:
     return len(text) >= PARTS_FROM and not _nesting_beyond_limit(text) and _parts_read_alike(text)
 
 
-def load_text(path: str, text: str, line_offset: int = 0, lines: list[str] | None = None, light: Light | None = None) -> LoadedFile:
+def load_text(path: str, text: str, line_offset: int = 0, lines: Sequence[str] | None = None, light: Light | None = None) -> LoadedFile:
     """Read `text` as the file `path` holds it. A part of a file is read with `line_offset`, the line it
     starts at (0-based), and the whole file's `lines`, so positions are the file's.
 
@@ -225,7 +225,7 @@ def each_chunk(text: str) -> Iterator[tuple[int, str]]:
         line += text.count("\n", start, end)
 
 
-def load_chunks(path: str, chunks: list[tuple[int, str]], lines: list[str]) -> list[Document]:
+def load_chunks(path: str, chunks: list[tuple[int, str]], lines: Sequence[str]) -> list[Document]:
     """Compose only some parts of a file (`lines` are the whole file's); parts that fail are left out
     (reading the whole file reports them)."""
     documents = []
