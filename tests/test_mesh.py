@@ -265,3 +265,32 @@ def test_the_sign_of_istio_named_is_the_first_in_path_order_whatever_the_reading
                 mesh_ba.add(resource)
     assert mesh_ab.istio_in_use == mesh_ba.istio_in_use
     assert (mesh_ab.istio_in_use.value, mesh_ab.istio_in_use.where) == ("Gateway g", "f0.yaml:1")
+
+
+def test_service_targets_are_every_selecting_service_in_reading_order():
+    # Services are looked up by one label their selector requires; the answer is still every Service
+    # of the pod's namespace that selects it, in the order the run read them, as a scan gives.
+    def service(name, selector, port, namespace="apps"):
+        return (
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+            f"spec:\n  selector: {selector}\n  ports: [{{port: 80, targetPort: {port}}}]\n"
+        )
+
+    texts = (
+        service("by-tier", "{tier: web}", 8080),
+        service("other-app", "{app: b}", 8081),
+        service("by-both", "{app: a, tier: web}", 8080),
+        service("not-text", "{absent: {x: 1}}", 9090),  # a value that is no text compares as an absent label
+        service("no-selector", "{}", 7070),
+        service("elsewhere", "{app: a}", 8080, namespace="other"),
+        service("by-app", "{app: a}", 8082),
+        deployment(labels="{app: a, tier: web}"),
+    )
+    mesh, view = context(*texts)
+    targets = mesh.service_targets(view.template)
+    assert {port: [s.value for s in found] for port, found in targets.items()} == {
+        8080: ["Service by-tier", "Service by-both"],
+        9090: ["Service not-text"],
+        8082: ["Service by-app"],
+    }
+    assert list(targets) == [8080, 9090, 8082]

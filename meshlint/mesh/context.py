@@ -171,6 +171,7 @@ class MeshContext:
         self.peer_authentications: list[PeerAuthentication] = []
         self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
+        self._selecting: dict[str, _Selecting] = {}  # by namespace, made when first asked (service_targets)
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
@@ -195,6 +196,7 @@ class MeshContext:
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
+            self._selecting.pop(service.namespace, None)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
         elif kind == "Sidecar":
@@ -228,6 +230,7 @@ class MeshContext:
         _extend(self.claims, later.claims)
         _extend(self.namespaces, later.namespaces)
         _extend(self.services, later.services)
+        self._selecting.clear()
         _extend(self.linkerd_servers, later.linkerd_servers)
         self.env_sources.merge(later.env_sources)
         self.peer_authentications.extend(later.peer_authentications)
@@ -327,9 +330,11 @@ class MeshContext:
         labels = {k: v.text for k, v in template.labels().items()}
         named = {name: number for c in template.containers for number, name, _ in c.ports if name}
         targets: dict[int, list[Setting[str]]] = {}
-        for service in self.services.get(template.owner.namespace, ()):
-            if not service.selector:
-                continue
+        namespace = template.owner.namespace
+        selecting = self._selecting.get(namespace)
+        if selecting is None:
+            selecting = self._selecting[namespace] = _Selecting(self.services.get(namespace, []))
+        for service in selecting.candidates(labels):
             if any(labels.get(k) != v for k, v in service.selector):
                 continue
             for value, position in service.targets:
@@ -540,6 +545,32 @@ def _namespace_position(namespace: Namespace) -> Position | None:
 def _default(revision: str | None) -> str:
     name = (revision or "").strip()
     return "" if name in ("", "default") else name
+
+
+class _Selecting:
+    """One namespace's Services with a selector, by one label their selector requires: a pod is
+    compared only with the Services that could select it (a big tree has hundreds a namespace, and
+    comparing every pod with each of them grew with the square of the tree)."""
+
+    def __init__(self, services: list[ServiceTargets]) -> None:
+        self.services = services
+        self.by_label: dict[tuple[str, str | None], list[int]] = {}
+        self.always: list[int] = []  # selectors of null values only: they select pods without those labels
+        for index, service in enumerate(services):
+            if not service.selector:
+                continue
+            required = next(((k, v) for k, v in service.selector if v is not None), None)
+            if required is None:
+                self.always.append(index)
+            else:
+                self.by_label.setdefault(required, []).append(index)
+
+    def candidates(self, labels: dict[str, str | None]) -> list[ServiceTargets]:
+        """The Services that might select a pod with these labels, in the order the run read them."""
+        found = list(self.always)
+        for pair in labels.items():
+            found.extend(self.by_label.get(pair, ()))
+        return [self.services[i] for i in sorted(found)]
 
 
 def _extend(mine: dict[K, list[V]], later: dict[K, list[V]]) -> None:
