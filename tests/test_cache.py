@@ -241,3 +241,70 @@ def test_a_warm_run_forks_no_workers(tmp_path, monkeypatch):
     (tmp_path / "tree" / "worker.yaml").write_text(WORKER.replace("worker:1", "worker:2"))
     check(tmp_path / "tree", tmp_path / "cache", "--jobs", "2")
     assert pools == [["worker.yaml"]]  # only what the cache lacks goes to the workers
+
+
+class ReadingContextFiles:
+    """How many mesh.context files a run read (none when their reading came from the cache)."""
+
+    def __init__(self, monkeypatch):
+        self.read: list[str] = []
+        original = run_module._Context._context_file
+
+        def counted(context, path, folder):
+            self.read.append(os.path.basename(path))
+            return original(context, path, folder)
+
+        monkeypatch.setattr(run_module._Context, "_context_file", counted)
+
+
+def context_tree(tmp_path: Path, injection: str) -> Path:
+    # A platform team's mesh.context: many Namespaces; the workload's decides its injection.
+    others = "".join(f"---\n{NAMESPACE.format(injection='enabled').replace('name: shop', f'name: team-{n}')}" for n in range(400))
+    (tmp_path / "platform.yaml").write_text(NAMESPACE.format(injection=injection) + others)
+    (tmp_path / ".meshlint.yaml").write_text("mesh:\n  context: [platform.yaml]\n")
+    (tmp_path / "worker.yaml").write_text(WORKER)
+    return tmp_path / "worker.yaml"
+
+
+def test_a_pre_commit_run_keeps_the_reading_of_its_big_mesh_context(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)  # a named file this small keeps no results
+    reading = ReadingContextFiles(monkeypatch)
+    worker = context_tree(tmp_path, "enabled")
+    assert (tmp_path / "platform.yaml").stat().st_size >= cache.CONTEXT_FROM
+    cold = check(worker, tmp_path / "cache")
+    assert reading.read == ["platform.yaml"] and '"ML101"' in cold[1]
+    assert len(list((tmp_path / "cache").glob("contextfiles-*.pickle"))) == 1
+    assert not list((tmp_path / "cache").glob("results-*.pickle"))
+    reading.read.clear()
+    assert check(worker, tmp_path / "cache") == cold
+    assert reading.read == []
+    context_tree(tmp_path, "disabled")  # the context changed: read again, and it decides
+    _, disabled = check(worker, tmp_path / "cache")
+    assert reading.read == ["platform.yaml"] and '"ML101"' not in disabled
+
+
+def test_a_small_mesh_context_is_read_each_time(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tree(tmp_path)
+    (tmp_path / "platform.yaml").write_text(NAMESPACE.format(injection="enabled"))
+    (tmp_path / ".meshlint.yaml").write_text("mesh:\n  context: [platform.yaml]\n")
+    check(tmp_path / "tree" / "worker.yaml", tmp_path / "cache")
+    assert not list((tmp_path / "cache").glob("contextfiles-*.pickle"))
+
+
+def test_kept_context_files_key_results_by_their_content(tmp_path, monkeypatch):
+    # A run with results to keep, after one that kept only the context files' reading: the results'
+    # key still covers what those files hold.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)
+    worker = context_tree(tmp_path, "enabled")
+    check(worker, tmp_path / "cache")
+    monkeypatch.setattr(cache, "CACHE_FROM", 0)
+    _, enabled = check(worker, tmp_path / "cache")
+    context_tree(tmp_path, "disabled")
+    monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)
+    check(worker, tmp_path / "cache")
+    monkeypatch.setattr(cache, "CACHE_FROM", 0)
+    _, disabled = check(worker, tmp_path / "cache")
+    assert '"ML101"' in enabled and '"ML101"' not in disabled

@@ -338,8 +338,8 @@ class FirstPass:
     A run that names files or reads stdin is not kept: it reads beyond its inputs as its mesh context
     decides (§W2.6-7), so what its first pass depends on is known only once it has run."""
 
-    def __init__(self, directory: str, key: str) -> None:
-        self.path = os.path.join(directory, f"context-{key[:40]}.pickle")
+    def __init__(self, directory: str, key: str, kind: str = "context") -> None:
+        self.path = os.path.join(directory, f"{kind}-{key[:40]}.pickle")
 
     def load(self) -> dict[str, Any] | None:
         kept = _read(self.path)
@@ -369,4 +369,32 @@ def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...]
                 if inputs_now:
                     digests[path] = content
             digest.update(f"{inputs_now}\0{path}\0{content}\0".encode())
+    return str(digest.hexdigest())
+
+
+# mesh.context files smaller than this are read faster than their kept reading is (pickle's import).
+CONTEXT_FROM = 16 * 1024
+
+
+def context_files_key(code: Callable[[], str], governing: Governing, mesh_config: tuple[str, ...], taken: set[str]) -> str | None:
+    """The key of what a run's mesh.context files give before any input is read (kept by a
+    `FirstPass` of kind "contextfiles"); None when they are too small to be worth keeping, or one
+    cannot be read (the run says why). `code` gives `code_fingerprint`, asked only when needed."""
+    parts = []
+    size = 0
+    for path in [*mesh_config, *(path for governed in governing.all() for path in governed.config.mesh_context)]:
+        try:
+            data = inputs.read(path)
+        except OSError:
+            return None
+        size += len(data)
+        parts.append(f"{path}\0{inputs.real(path) in taken}\0{content_digest(data)}\0")
+    if size < CONTEXT_FROM:
+        return None
+    digest = hasher()
+    digest.update(code().encode())
+    for governed in governing.all():
+        digest.update(stable(governed.config).encode())
+    digest.update(stable((mesh_config, os.getcwd())).encode())
+    digest.update("".join(parts).encode())
     return str(digest.hexdigest())

@@ -14,6 +14,7 @@ from meshlint.engine.cache import (
     FirstPass,
     check_cached,
     code_fingerprint,
+    context_files_key,
     first_pass_key,
     hits_first,
     open_cache,
@@ -128,6 +129,7 @@ def run(
     notes = list(collected.warnings)
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
+    keep_dir = cache_dir  # where the mesh.context files' reading is kept, for runs of any size
     if cache_dir is not None and not worth_caching(files, stdin):
         cache_dir = None
     fragments = patch_fragments(files)
@@ -135,11 +137,14 @@ def run(
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
     code = code_fingerprint(rules) if cache_dir is not None else ""
     digests: dict[str, str] = {}
-    first_pass = None
+    first_pass = context_files = None
     if cache_dir is not None and not named and stdin is None:
         first_pass = FirstPass(cache_dir, first_pass_key(code, governing, mesh_config, files, fragments, digests))
+    elif keep_dir is not None:  # a pre-commit run, say: its big mesh.context files are read once
+        files_key = context_files_key(lambda: code or code_fingerprint(rules), governing, mesh_config, taken)
+        context_files = FirstPass(keep_dir, files_key, "contextfiles") if files_key is not None else None
     kept = first_pass.load() if first_pass is not None else None
-    context = _Context(governing, mesh_config, taken, cache_dir is not None, kept)
+    context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files)
     sources: set[str] = set()
     if kept is None:
         context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs)
@@ -241,10 +246,12 @@ class _Context:
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
 
     def __init__(
-        self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False, kept: dict[str, Any] | None = None
+        self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False, kept: dict[str, Any] | None = None,
+        context_files: FirstPass | None = None,
     ) -> None:
         """`kept`: what the same first pass left in an earlier run (`kept()`, engine/cache.py FirstPass),
-        taken back instead of reading anything."""
+        taken back instead of reading anything. `context_files`: where the reading of the mesh.context
+        files alone is kept (a run that reads beyond its inputs keeps no more than that)."""
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
@@ -260,7 +267,8 @@ class _Context:
         self.context_reals: set[str] = set()
         # What the context was made of, in the order it was read: a cached result is only as good as
         # the context it was checked against (engine/cache.py). Kept only by runs with a cache.
-        self.facts = Facts(cached)
+        # Kept context files carry their digest (always made), which a later run with results to key may take.
+        self.facts = Facts(cached or context_files is not None)
         self._signed = kept is not None  # a kept digest holds its sign already
         self.stdin_lines: Sequence[str] | None = None
         if kept is not None:
@@ -268,9 +276,22 @@ class _Context:
             self._placed, self._configs_done, self.read_files = kept["placed"], kept["configs_done"], kept["read_files"]
             self.context_reals, self.facts = kept["context_reals"], Facts(cached, kept["facts"])
             return
-        for path in mesh_config:  # --mesh-config files count as located beside the top config
-            self._context_file(path, self.top.root)
-        self.files_of_configs()
+        before = context_files.load() if context_files is not None else None
+        if before is not None:
+            self.mesh, self.broken, self.as_input = before["mesh"], before["broken"], before["as_input"]
+            self._placed, self._configs_done, self.context_reals = before["placed"], before["configs_done"], before["context_reals"]
+            self.facts = Facts(cached, before["facts"])
+        else:
+            for path in mesh_config:  # --mesh-config files count as located beside the top config
+                self._context_file(path, self.top.root)
+            self.files_of_configs()
+            if context_files is not None:
+                context_files.save({
+                    "mesh": self.mesh, "broken": self.broken, "as_input": self.as_input, "placed": self._placed,
+                    "configs_done": self._configs_done, "context_reals": self.context_reals, "facts": self.facts.hexdigest(),
+                })
+        # The inputs' facts follow the context files' digest, whether those were read or taken back.
+        self.facts = Facts(cached, self.facts.hexdigest())
 
     def let_paths_go(self) -> None:
         """The first pass is over: its tables of real paths (one per input, several times over) are not
