@@ -308,3 +308,49 @@ def test_kept_context_files_key_results_by_their_content(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "CACHE_FROM", 0)
     _, disabled = check(worker, tmp_path / "cache")
     assert '"ML101"' in enabled and '"ML101"' not in disabled
+
+
+def test_a_chart_yaml_added_beside_the_templates_invalidates_them(tmp_path, monkeypatch):
+    # Whether a file is a Helm template is decided by a Chart.yaml that is not an input of the run.
+    from meshlint.source import inputs
+
+    monkeypatch.chdir(tmp_path)
+    templates = tmp_path / "chart" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "namespace.yaml").write_text(NAMESPACE.format(injection="enabled"))
+    (templates / "worker.yaml").write_text(WORKER)
+    _, before = check(templates, tmp_path / "cache")
+    assert '"ML101"' in before
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 1.0.0\n")
+    inputs._chart_above.cache_clear()  # a new process would not know the folder either
+    _, after = check(templates, tmp_path / "cache")
+    inputs._chart_above.cache_clear()
+    assert after == check(templates, tmp_path / "other-cache")[1]
+    assert '"ML101"' not in after
+
+
+def test_a_file_that_changes_during_a_run_keeps_nothing_under_its_old_bytes(tmp_path, monkeypatch):
+    # The first pass's key hashed the file, then the file changed before it was read: that first
+    # pass is not kept, and the result is keyed by the bytes it was checked from.
+    from meshlint.source import inputs
+
+    monkeypatch.chdir(tmp_path)
+    tree(tmp_path)
+    real_read = inputs.read
+    reads = {"n": 0}
+
+    def changing(path):
+        data = real_read(path)
+        if path.endswith("worker.yaml"):
+            reads["n"] += 1
+            if reads["n"] > 1:  # after the key's read
+                return data.replace(b"worker:1", b"worker:2")
+        return data
+
+    monkeypatch.setattr(inputs, "read", changing)
+    check(tmp_path / "tree", tmp_path / "cache")
+    assert reads["n"] > 1 and not list((tmp_path / "cache").glob("context-*.pickle"))
+    monkeypatch.setattr(inputs, "read", real_read)
+    counting = Counting(monkeypatch)
+    check(tmp_path / "tree", tmp_path / "cache")  # the file as it is on disk: never checked as such
+    assert counting.checked == ["worker.yaml"]

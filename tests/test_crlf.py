@@ -48,7 +48,7 @@ def test_fast_prefilters_answer_as_the_patterns_they_stand_for():
     from meshlint.mesh import envsources
     from meshlint.model import prefilter
 
-    pieces = ["a", "istio", "name: istio-x", " name:istio", "x:8080", ":8080", "a:80800", "svc.x.svc", ".svcx", "http://", "  DB_URL: x", "\n", "  ", "KAFKA", "\tREDIS_HOST", "sidecar.istio.io/x", "istio-proxy", "apiVersion: security.istio.io/v1"]
+    pieces = ["a", "istio", "name: istio-x", " name:istio", "x:8080", ":8080", "a:80800", "svc.x.svc", ".svcx", "http://", "  DB_URL: x", "\n", "  ", "KAFKA", "\tREDIS_HOST", "{DB_HOST: x}", ", REDIS_URL: y", "{", "sidecar.istio.io/x", "istio-proxy", "apiVersion: security.istio.io/v1"]
     rng = random.Random(19)
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))

@@ -198,3 +198,30 @@ def test_a_first_pass_shared_among_workers_reads_what_one_process_reads(tmp_path
     # The first pass's facts (the results' cache key) do not depend on how the files were shared out.
     buckets = [sorted(p.name for p in (tmp_path / jobs).glob("results-*.pickle")) for jobs in ("1", "2")]
     assert buckets[0] == buckets[1] and len(buckets[0]) == 1
+
+
+def test_a_document_read_only_as_a_sign_of_istio_adds_nothing_but_the_sign(tmp_path, monkeypatch):
+    """A ConfigMap the env-source screen lets through is part of the context wherever it is; one it
+    does not is read, if at all, only for a sign of Istio, and adds nothing else: which documents a
+    worker reads for a sign (it knows fewer earlier signs) must not change the report."""
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    workload = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: apps}\nspec:\n  template:\n"
+        "    metadata: {annotations: {sidecar.istio.io/inject: 'true'}}\n    spec:\n"
+        "      containers: [{name: app, image: app, envFrom: [{configMapRef: {name: app-env}}]}]\n"
+    )
+    (tmp_path / "a0.yaml").write_text(workload)
+    for n in range(1, 5):
+        (tmp_path / f"a{n}.yaml").write_text(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec: {{containers: [{{name: c, image: c}}]}}\n")
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-env\n  namespace: apps\n  annotations: {{note: read once istio-proxy is up}}\ndata: {{{data}}}\n"
+    outputs = {}
+    for data in ("PAYMENTS_HOST: payments", "PAYMENTS: payments"):  # flow style: screened in, then out
+        (tmp_path / "a5.yaml").write_text(config_map.format(data=data))
+        for jobs in ("1", "2"):
+            result = CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--jobs", jobs, "--no-cache"])
+            outputs[data, jobs] = result.stdout
+    assert outputs["PAYMENTS_HOST: payments", "1"] == outputs["PAYMENTS_HOST: payments", "2"]
+    assert "env PAYMENTS_HOST=payments from ConfigMap app-env" in outputs["PAYMENTS_HOST: payments", "1"]
+    assert outputs["PAYMENTS: payments", "1"] == outputs["PAYMENTS: payments", "2"]
+    assert "calls out at startup" not in outputs["PAYMENTS: payments", "1"]

@@ -259,12 +259,20 @@ def open_cache(directory: str, plan: Plan, code: str, facts: str) -> ResultCache
 
 
 def check_cached(plan: Plan, cache: ResultCache, checker: Callable[[Plan, str, bytes | None], FileResult], path: str) -> FileResult:
-    """A file's result from the cache when its bytes and the run's key are unchanged, else checked."""
+    """A file's result from the cache when its bytes and the run's key are unchanged, else checked.
+    A result is kept under the digest of the very bytes it was checked from: a file that changed
+    since the first pass hashed it is keyed anew."""
     key, data, found = _look_up(plan, cache, path)
     if found is not None:
         return found
     if key is None:
         return checker(plan, path, None)  # unreadable: the check reports it
+    if data is None:  # the digest was the first pass's: read the bytes this check sees
+        try:
+            data = inputs.read(path)
+        except OSError:
+            return checker(plan, path, None)
+        key = _file_key(plan, cache, path, content_digest(data))
     result = checker(plan, path, data)
     result.cache_key = key
     return result
@@ -318,16 +326,24 @@ def _look_up(plan: Plan, cache: ResultCache, path: str) -> tuple[str | None, byt
         except OSError:
             return None, None, None
         content = content_digest(data)
+    key = _file_key(plan, cache, path, content)
+    found = cache.get(key)
+    if found is not None:
+        found.cached = True
+    return key, data, found
+
+
+def _file_key(plan: Plan, cache: ResultCache, path: str, content: str) -> str:
+    """The key of a file of these bytes (`content` is their digest) in this run: with how the run
+    treats it, its config, and the Helm chart it is part of, which a Chart.yaml outside the inputs
+    decides."""
     fragment = bool(plan.fragments) and path != inputs.STDIN and inputs.real(path) in plan.fragments
     governed = plan.of(path)
     config = cache.configs.get(id(governed.config))
     if config is None:
         config = cache.configs[id(governed.config)] = stable(governed.config)
-    key = cache.file_key(path, content, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{config}")
-    found = cache.get(key)
-    if found is not None:
-        found.cached = True
-    return key, data, found
+    chart = inputs.helm_chart_of(path)
+    return cache.file_key(path, content, f"{path in plan.widened}\0{path in plan.alone}\0{fragment}\0{chart}\0{config}")
 
 
 class FirstPass:
@@ -368,7 +384,8 @@ def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...]
             else:
                 if inputs_now:
                     digests[path] = content
-            digest.update(f"{inputs_now}\0{path}\0{content}\0".encode())
+            chart = inputs.helm_chart_of(path) if inputs_now else None  # a Chart.yaml beside its folder makes it a template
+            digest.update(f"{inputs_now}\0{path}\0{content}\0{chart}\0".encode())
     return str(digest.hexdigest())
 
 

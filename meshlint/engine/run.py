@@ -14,6 +14,7 @@ from meshlint.engine.cache import (
     FirstPass,
     check_cached,
     code_fingerprint,
+    content_digest,
     context_files_key,
     first_pass_key,
     hits_first,
@@ -145,6 +146,7 @@ def run(
         context_files = FirstPass(keep_dir, files_key, "contextfiles") if files_key is not None else None
     kept = first_pass.load() if first_pass is not None else None
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files)
+    context.digests = digests if first_pass is not None else None
     sources: set[str] = set()
     if kept is None:
         context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs)
@@ -168,7 +170,7 @@ def run(
     inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
-    if first_pass is not None and kept is None:
+    if first_pass is not None and kept is None and not context.unsure:
         first_pass.save(context.kept())
     context.let_paths_go()
     mesh = context.mesh
@@ -271,6 +273,10 @@ class _Context:
         self.facts = Facts(cached or context_files is not None)
         self._signed = kept is not None  # a kept digest holds its sign already
         self.stdin_lines: Sequence[str] | None = None
+        # The inputs' digests when the first pass is kept under them: each read is checked against
+        # its digest, and a file that changed in between leaves the pass `unsure`, never kept.
+        self.digests: dict[str, str] | None = None
+        self.unsure = False
         if kept is not None:
             self.mesh, self.broken, self.as_input = kept["mesh"], kept["broken"], kept["as_input"]
             self._placed, self._configs_done, self.read_files = kept["placed"], kept["configs_done"], kept["read_files"]
@@ -354,7 +360,7 @@ class _Context:
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             todo.append(path)
-        parts: list[tuple[MeshContext | None, list[tuple[str, tuple[list[bytes], bool]]]]]
+        parts: list[tuple[MeshContext | None, list[tuple[str, tuple[list[bytes], bool, str | None]]]]]
         if jobs > 1 and stdin is None and parallel.worth_forking(todo, jobs):
             size = max(1, len(todo) // (jobs * 4))  # a few ranges a worker: one slow range does not hold the rest
             parts = parallel.map_in_workers(self._read_range, [todo[i : i + size] for i in range(0, len(todo), size)], jobs)
@@ -363,27 +369,32 @@ class _Context:
         for mesh, read in parts:
             if mesh is not None:
                 self.mesh.merge(mesh)
-            for path, (facts, source) in read:
+            for path, (facts, source, digest) in read:
+                if self.digests is not None and digest != self.digests.get(path):
+                    self.unsure = True  # changed since the key hashed it: this first pass is not kept
                 for fact in facts:
                     self.facts.update(fact)
                 if source and sources is not None and path != inputs.STDIN:
                     sources.add(path)
 
-    def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, tuple[list[bytes], bool]]]]:
+    def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, tuple[list[bytes], bool, str | None]]]]:
         """In a worker: a range of the files, read into a context that starts as this one's sign."""
         mesh = MeshContext(options=self.mesh.options, istio_in_use=self.mesh.istio_in_use)
         return mesh, [(path, self._read_one(mesh, path, None)) for path in paths]
 
-    def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> tuple[list[bytes], bool]:
-        """One file into `mesh`: the facts it gave (for the cache's key) and whether it holds a
-        mesh-wide source. A resource read only as a sign of Istio gives no fact of its own: the sign
-        the whole first pass settles on is one (`facts_digest`), however the files were shared out."""
+    def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> tuple[list[bytes], bool, str | None]:
+        """One file into `mesh`: the facts it gave (for the cache's key), whether it holds a
+        mesh-wide source, and the digest of the bytes read when the run keeps its first pass (see
+        `read`). A resource read only as a sign of Istio adds that sign and nothing else, and gives
+        no fact of its own: the sign the whole first pass settles on is one (`facts_digest`), however
+        the files were shared out."""
         facts: list[bytes] = []
         source = False
         try:
             data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
         except OSError:
-            return facts, source  # the second pass reports it
+            return facts, source, None  # the second pass reports it
+        read = content_digest(data) if self.digests is not None else None
         name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
         folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
         place = Place.of(name, folder) if folder is not None else None
@@ -394,12 +405,14 @@ class _Context:
         for chunk, resource, context in _context_resources(mesh, name, text, lines):
             if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
                 continue  # a profile an install may pick, unless mesh.context names it
-            if context:
-                facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
-                facts.append(chunk.encode())
+            if not context:
+                mesh.note_sign(resource)
+                continue
+            facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+            facts.append(chunk.encode())
             mesh.add(resource, place)
             source = source or reach.is_mesh_wide(resource)
-        return facts, source
+        return facts, source, read
 
     def facts_digest(self) -> str:
         """What the mesh context was made of, ending with the sign of Istio it settled on."""

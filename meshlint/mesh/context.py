@@ -264,6 +264,10 @@ class MeshContext:
             if revision:
                 self.revisions.setdefault(revision, resource.root.pos)
 
+    def note_sign(self, resource: Resource) -> None:
+        """A resource read only because it might be the run's first sign of Istio: that is all it gives."""
+        self._note_istio(resource)
+
     def wants_istio_sign(self, path: str, line: int) -> bool:
         """Could a sign of Istio at this place be the first one? (Signs later in path order change
         nothing, so the first pass need not read them.)"""

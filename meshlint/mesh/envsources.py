@@ -19,11 +19,13 @@ from meshlint.model.resource import Resource
 ENV_SOURCE_KINDS = frozenset(("ConfigMap", "Secret"))
 
 _KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
-_WORTH_READING = re.compile(r"://|\.svc\b|[A-Za-z0-9][:][0-9]{2,5}\b|^[ \t]+[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
+# A key that may name an address starts a block-style line or follows `{` or `,` in a flow mapping
+# (`data: {DB_HOST: db}`): the screen may let too much through, never too little.
+_WORTH_READING = re.compile(r"://|\.svc\b|[A-Za-z0-9][:][0-9]{2,5}\b|(?:^[ \t]+|[{,][ \t]*)[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
 # The same question in parts that each start with a literal (which the regex engine scans for fast):
 # one alternation of them all tries every position of a big ConfigMap's block scalars.
 _HOST_PORT = re.compile(r":(?<=[A-Za-z0-9]:)[0-9]{2,5}\b")
-_ADDRESS_KEY = re.compile(r"^[ \t]+[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
+_ADDRESS_KEY = re.compile(r"(?:^[ \t]+|[{,][ \t]*)[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
 _ADDRESS_WORDS = ("URL", "URI", "DSN", "HOST", "ADDR", "SERVER", "DATABASE", "REDIS", "KAFKA")
 
 
