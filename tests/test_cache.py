@@ -354,3 +354,15 @@ def test_a_file_that_changes_during_a_run_keeps_nothing_under_its_old_bytes(tmp_
     counting = Counting(monkeypatch)
     check(tmp_path / "tree", tmp_path / "cache")  # the file as it is on disk: never checked as such
     assert counting.checked == ["worker.yaml"]
+
+
+def test_a_kept_first_pass_of_another_shape_is_none(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    cold = check(tree(tmp_path), tmp_path / "cache")
+    for kept in (tmp_path / "cache").glob("context-*.pickle"):
+        kept.write_bytes(cache._FORMAT + pickle.dumps({"mesh": None}))
+    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
+        bucket.unlink()
+    assert check(tmp_path / "tree", tmp_path / "cache") == cold

@@ -144,7 +144,7 @@ def run(
     elif keep_dir is not None:  # a pre-commit run, say: its big mesh.context files are read once
         files_key = context_files_key(lambda: code or code_fingerprint(rules), governing, mesh_config, taken)
         context_files = FirstPass(keep_dir, files_key, "contextfiles") if files_key is not None else None
-    kept = first_pass.load() if first_pass is not None else None
+    kept = _whole(first_pass.load()) if first_pass is not None else None
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files)
     context.digests = digests if first_pass is not None else None
     sources: set[str] = set()
@@ -278,26 +278,24 @@ class _Context:
         self.digests: dict[str, str] | None = None
         self.unsure = False
         if kept is not None:
-            self.mesh, self.broken, self.as_input = kept["mesh"], kept["broken"], kept["as_input"]
-            self._placed, self._configs_done, self.read_files = kept["placed"], kept["configs_done"], kept["read_files"]
-            self.context_reals, self.facts = kept["context_reals"], Facts(cached, kept["facts"])
+            self._take_back(kept, cached)
             return
-        before = context_files.load() if context_files is not None else None
+        before = _whole(context_files.load()) if context_files is not None else None
         if before is not None:
-            self.mesh, self.broken, self.as_input = before["mesh"], before["broken"], before["as_input"]
-            self._placed, self._configs_done, self.context_reals = before["placed"], before["configs_done"], before["context_reals"]
-            self.facts = Facts(cached, before["facts"])
+            self._take_back(before, cached)
         else:
             for path in mesh_config:  # --mesh-config files count as located beside the top config
                 self._context_file(path, self.top.root)
             self.files_of_configs()
             if context_files is not None:
-                context_files.save({
-                    "mesh": self.mesh, "broken": self.broken, "as_input": self.as_input, "placed": self._placed,
-                    "configs_done": self._configs_done, "context_reals": self.context_reals, "facts": self.facts.hexdigest(),
-                })
+                context_files.save(self.kept(final=False))
         # The inputs' facts follow the context files' digest, whether those were read or taken back.
         self.facts = Facts(cached, self.facts.hexdigest())
+
+    def _take_back(self, kept: dict[str, Any], cached: bool) -> None:
+        self.mesh, self.broken, self.as_input, self._placed = kept["mesh"], kept["broken"], kept["as_input"], kept["placed"]
+        self._configs_done, self.read_files, self.context_reals = kept["configs_done"], kept["read_files"], kept["context_reals"]
+        self.facts = Facts(cached, kept["facts"])
 
     def let_paths_go(self) -> None:
         """The first pass is over: its tables of real paths (one per input, several times over) are not
@@ -308,11 +306,12 @@ class _Context:
         self._placed.clear()
         self.as_input.clear()
 
-    def kept(self) -> dict[str, Any]:
-        """What a later run over the same tree takes back instead of this first pass (see `__init__`)."""
+    def kept(self, final: bool = True) -> dict[str, Any]:
+        """What a later run takes back instead of reading (see `__init__`): the whole first pass, or
+        (`final` False) what the mesh.context files alone gave, with the facts digest so far."""
         return {
             "mesh": self.mesh, "broken": self.broken, "as_input": self.as_input, "placed": self._placed, "configs_done": self._configs_done,
-            "read_files": self.read_files, "context_reals": self.context_reals, "facts": self.facts_digest(),
+            "read_files": self.read_files, "context_reals": self.context_reals, "facts": self.facts_digest() if final else self.facts.hexdigest(),
         }
 
     def files_of_configs(self) -> None:
@@ -422,6 +421,14 @@ class _Context:
             self.facts.update(f"\0sign\0{sign.value if sign else ''}\0{tuple(origin) if origin else ''}\0".encode())
             self._signed = True
         return self.facts.hexdigest()
+
+
+KEPT = frozenset(("mesh", "broken", "as_input", "placed", "configs_done", "read_files", "context_reals", "facts"))
+
+
+def _whole(kept: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A kept first pass with every part `_Context.kept` writes; anything else (another version's) is none."""
+    return kept if kept is not None and kept.keys() >= KEPT else None
 
 
 def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[str] | None = None) -> Iterator[tuple[str, Resource, bool]]:
