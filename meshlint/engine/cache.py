@@ -6,13 +6,14 @@ A run's key covers everything a file's result depends on besides the file itself
 results), the rules (plugins too), every config that governs a file, the facts of the mesh context
 (each context document the first pass read, with the place it counts at), the repository root and
 the working directory. A file's key adds its path, its bytes' hash and how the run treats it (widened,
-named, a Kustomize patch). Results live in one file per run key, written whole and swapped in, so a
+named, a Kustomize patch, the Helm chart it belongs to). Results live in one file per run key, written whole and swapped in, so a
 crash or a concurrent run leaves the previous one readable; the newest few run keys are kept.
 
 A run over folders also keeps its first pass, the mesh context (`FirstPass`), keyed by every input's
 and mesh.context file's bytes and the configs: an unchanged tree then costs a read and a hash of each
-file, and no YAML at all. A run that could fork looks its results up first, and starts workers only
-for the files the cache lacks, when they are worth it (`hits_first`).
+file, and no YAML at all. A run that names files (pre-commit) keeps what its big mesh.context files
+give (`context_files_key`), whatever its size. A run that could fork looks its results up first, and
+starts workers only for the files the cache lacks, when they are worth it (`hits_first`).
 
 The default folder is the user's cache directory (`$XDG_CACHE_HOME/meshlint`, else
 `~/.cache/meshlint`); `--cache-dir` names another, `--no-cache` turns it off.
@@ -227,7 +228,9 @@ class _quiet:
 
 
 class Facts:
-    """The first pass's facts as a hash, or nothing at all in a run without a cache."""
+    """The first pass's facts as a hash, or nothing at all in a run without a cache. `known` is a
+    digest taken back (a kept first pass, or the mesh.context files' part of one): it is the digest
+    until more is read, and then the seed of the rest."""
 
     def __init__(self, kept: bool, known: str = "") -> None:
         self.digest: Any = None
