@@ -450,7 +450,7 @@ def test_a_pre_commit_run_on_a_plain_manifest_loads_neither_the_command_model_no
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
         "      containers: [{name: a, image: a, env: [{name: DB_URL, value: 'postgres://db/a'}]}]\n"
     )
-    watched = ("meshlint.mesh.facts.quitcalls", "meshlint.mesh.facts.shell", "meshlint.engine.streams", "dataclasses")
+    watched = ("meshlint.mesh.facts.quitcalls", "meshlint.mesh.facts.shell", "meshlint.engine.streams", "meshlint.source.lines", "dataclasses")
     code = (
         "import sys\nfrom meshlint.cli import main\n"
         "try:\n    main(['check', '--no-cache', 'app.yaml'])\nexcept SystemExit:\n    pass\n"

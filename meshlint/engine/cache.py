@@ -298,7 +298,7 @@ def hits_first(plan: Plan, cache: ResultCache, paths: list[str], check: Callable
             found[index] = hit
             continue
         missing.append(index)
-        size += len(data) if data is not None else _size(path)
+        size += len(data) if data is not None else parallel.size_of(path)
         if parallel.pays(len(missing), size):
             stop = index + 1
             break
@@ -309,13 +309,6 @@ def hits_first(plan: Plan, cache: ResultCache, paths: list[str], check: Callable
         checked = map(check, rest)
     for index in range(len(paths)):
         yield found[index] if index in found else next(checked)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0  # stdin, or a file the check will report
 
 
 def _look_up(plan: Plan, cache: ResultCache, path: str) -> tuple[str | None, bytes | None, FileResult | None]:

@@ -24,13 +24,17 @@ def worth_forking(files: list[str], jobs: int) -> bool:
         return False
     total = 0
     for path in files:
-        try:
-            total += os.path.getsize(path)
-        except OSError:
-            continue  # stdin, or a file the check will report
+        total += size_of(path)
         if pays(len(files), total):
             return True
     return False
+
+
+def size_of(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # stdin, or a file the check will report
 
 
 def pays(count: int, size: int) -> bool:

@@ -39,7 +39,6 @@ from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
 from meshlint.source.kustomize import patch_fragments
-from meshlint.source.lines import TextLines
 from meshlint.source.loader import (
     LoadedFile,
     decode,
@@ -145,8 +144,7 @@ def run(
         files_key = context_files_key(lambda: code or code_fingerprint(rules), governing, mesh_config, taken)
         context_files = FirstPass(keep_dir, files_key, "contextfiles") if files_key is not None else None
     kept = _whole(first_pass.load()) if first_pass is not None else None
-    context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files)
-    context.digests = digests if first_pass is not None else None
+    context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files, digests if first_pass is not None else None)
     sources: set[str] = set()
     if kept is None:
         context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs)
@@ -205,11 +203,10 @@ def run(
         checker = check_file
     check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
     results: Iterable[FileResult]
-    if one_stream:
-        results = map(check, checked)
-    elif cache is not None and parallel.worth_forking(checked, jobs):
+    forking = not one_stream and parallel.worth_forking(checked, jobs)
+    if forking and cache is not None:
         results = hits_first(plan, cache, checked, check, jobs)
-    elif parallel.worth_forking(checked, jobs):
+    elif forking:
         results = parallel.check_files(check, checked, jobs)
     else:  # one job, or too little work to pay for a pool: each file's garbage goes as the next is read
         results = map(check, checked)
@@ -249,11 +246,13 @@ class _Context:
 
     def __init__(
         self, governing: Governing, mesh_config: Iterable[str], taken: set[str], cached: bool = False, kept: dict[str, Any] | None = None,
-        context_files: FirstPass | None = None,
+        context_files: FirstPass | None = None, digests: dict[str, str] | None = None,
     ) -> None:
         """`kept`: what the same first pass left in an earlier run (`kept()`, engine/cache.py FirstPass),
         taken back instead of reading anything. `context_files`: where the reading of the mesh.context
-        files alone is kept (a run that reads beyond its inputs keeps no more than that)."""
+        files alone is kept (a run that reads beyond its inputs keeps no more than that). `digests`:
+        the inputs' digests when the whole first pass is kept under them: each read is checked
+        against its digest, and a file that changed in between leaves the pass `unsure`, never kept."""
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
@@ -273,9 +272,7 @@ class _Context:
         self.facts = Facts(cached or context_files is not None)
         self._signed = kept is not None  # a kept digest holds its sign already
         self.stdin_lines: Sequence[str] | None = None
-        # The inputs' digests when the first pass is kept under them: each read is checked against
-        # its digest, and a file that changed in between leaves the pass `unsure`, never kept.
-        self.digests: dict[str, str] | None = None
+        self.digests = digests
         self.unsure = False
         if kept is not None:
             self._take_back(kept, cached)
@@ -400,6 +397,8 @@ class _Context:
         text = decode(data)[0]
         lines = None
         if path == inputs.STDIN:  # a big stream's lines are made once, for both passes
+            from meshlint.source.lines import TextLines
+
             lines = self.stdin_lines = TextLines(text)
         for chunk, resource, context in _context_resources(mesh, name, text, lines):
             if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
