@@ -1,3 +1,3 @@
-from meshlint.cli import main
+from meshlint.entry import main
 
 main()

@@ -1,0 +1,358 @@
+"""`meshlint check`, whatever read its command line: click (meshlint/cli.py) or the plain reading that
+spares a pre-commit run loading click (meshlint/entry.py). Nothing here imports click."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from meshlint.config import Config
+
+# Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
+# tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
+# run about 7% of its time. Collection resumes, with those objects frozen out of it, once they exist.
+_COLLECTING = gc.isenabled()
+gc.disable()
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
+
+
+class UsageProblem(Exception):
+    """A command line that cannot run (two reports on stdout, a version that is none): click shows it
+    with the usage line and exits 2."""
+
+    def __init__(self, message: str, *, option: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.option = option
+
+
+# ECMA-48 control sequences (colours, cursor moves). Text that is not coloured on purpose never carries
+# them to the console: a manifest's "\e[2J" quoted in a message stays out of the terminal.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True, color: bool = False) -> None:
+    """Write to stdout (stderr) and flush, so the two interleave as they are written."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:  # no console at all (pythonw)
+        return
+    if nl:
+        text += "\n"
+    if not color and "\x1b" in text:
+        text = _ESCAPES.sub("", text)
+    stream.write(text)
+    stream.flush()
+
+
+def fail(message: str) -> NoReturn:
+    echo(f"meshlint: error: {message}", err=True)
+    sys.exit(EXIT_TROUBLE)
+
+
+def guarded(func: Callable[..., None]) -> Callable[..., None]:
+    """Known errors are one line on stderr and exit 2; anything else too, traceback only on request."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from meshlint.config import ConfigError
+        from meshlint.registry import RegistryError
+        from meshlint.source.inputs import InputError
+
+        _robust_output()
+        try:
+            func(*args, **kwargs)
+        except (ConfigError, InputError, RegistryError) as err:
+            fail(str(err))
+        except (UsageProblem, SystemExit, KeyboardInterrupt):
+            raise
+        except BrokenPipeError:
+            stdout_closed()  # `meshlint rules | head`: the reader has what it wanted
+            sys.exit(EXIT_CLEAN)
+        except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
+            if os.environ.get("MESHLINT_DEBUG") == "1":
+                import traceback
+
+                traceback.print_exc()
+            fail(f"internal error: {type(err).__name__}: {err} (set MESHLINT_DEBUG=1 for details)")
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+# --- output that never breaks a run -----------------------------------------------------------------
+
+# What a console that cannot encode a character shows instead (Windows code pages, `LANG=C` runners).
+_ASCII = {"≥": ">=", "≤": "<=", "≠": "!=", "→": "->", "←": "<-", "…": "...", "—": "--", "–": "-", "‘": "'", "’": "'",
+          "“": '"', "”": '"', "×": "x", "•": "*", "\u00a0": " "}
+
+
+def _ascii_fallback(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    import unicodedata
+
+    def plain(char: str) -> str:
+        return _ASCII.get(char) or unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode() or "?"
+
+    return "".join(plain(c) for c in error.object[error.start:error.end]), error.end
+
+
+def _robust_output() -> None:
+    """Characters stdout or stderr cannot encode are written as ASCII (`≥` as `>=`), never an error."""
+    import codecs
+
+    codecs.register_error("meshlint-ascii", _ascii_fallback)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(Exception):
+                reconfigure(errors="meshlint-ascii")
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (`| head -1`): what is still buffered goes to the null device, so
+    the interpreter's last flush is quiet too."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def use_color(choice: str, is_tty: bool) -> bool:
+    """`always`/`never` as asked; `auto`: off with NO_COLOR, on with FORCE_COLOR (both when set and not
+    empty, NO_COLOR first), off on TERM=dumb, else on a terminal only."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return os.environ.get("TERM") != "dumb" and is_tty
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+@guarded
+def check(
+    report_flags: list[tuple[str, str]], paths: tuple[str, ...], fmt: tuple[str, ...], output: tuple[str, ...], config_path: str | None,
+    select: tuple[str, ...], ignore: tuple[str, ...], extend_select: tuple[str, ...], extend_ignore: tuple[str, ...],
+    fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
+    kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
+    no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
+    stdin_filename: str | None, fail_on_skipped: bool | None, fix: bool, show_diff: bool,
+    unsafe_fixes: bool, cache_dir: str | None, no_cache: bool,
+) -> None:
+    """Run `check` with the options of meshlint/options.py; REPORT_FLAGS are its --format and --output
+    in command-line order. Exits with the run's exit code."""
+    from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
+    from meshlint.engine.run import run
+    from meshlint.mesh.options import parse_linkerd_version, parse_version
+    from meshlint.registry import load_rules
+
+    for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
+        if value and parse_version(value) is None:
+            raise UsageProblem(f"{value!r} is not a version such as 1.30", option=flag)
+    if linkerd_version and parse_linkerd_version(linkerd_version) is None:
+        raise UsageProblem(f"{linkerd_version!r} is not a Linkerd version such as 2.16 or edge-24.6.2", option="--linkerd-version")
+
+    def overridden(config: Config) -> None:
+        """The command line's word over every config's, nested ones too."""
+        if select:
+            config.select = _csv(select)
+        if ignore:
+            config.ignore = _csv(ignore)
+        config.extend_select += _csv(extend_select)
+        config.extend_ignore += _csv(extend_ignore)
+        config.kubernetes_version = kubernetes_version or config.kubernetes_version
+        config.istio_version = istio_version or config.istio_version
+        config.linkerd_version = linkerd_version or config.linkerd_version
+
+    config = load_config(config_path if config_path else find_config("."))
+    overridden(config)
+    # What belongs to the run as a whole comes from the top config (the working directory's, or --config).
+    if fail_on:
+        config.fail_on = parse_fail_on(fail_on)
+    if exit_zero:
+        config.fail_on = None
+    config.report_unused_suppressions = report_unused_suppressions
+    config.stdin_filename = stdin_filename or config.stdin_filename
+    config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
+    configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
+
+    flags = report_flags
+    if [v for k, v in flags if k == "format"] != list(fmt) or [v for k, v in flags if k == "output"] != list(output):
+        flags = [("format", f) for f in fmt] + [("output", o) for o in output]  # spelled some other way: pair in order
+    reports = _pair_reports(flags, config.format)
+    for _, path in reports:
+        if path is not None:
+            _writable(path, "report")
+    if write_baseline:
+        _writable(write_baseline, "baseline")
+
+    # Everything that can fail on a bad option fails before the run.
+    baseline_file = baseline_path or config.baseline
+    entries = None
+    if baseline_file or write_baseline:
+        from meshlint.engine import baseline  # only runs with a baseline load it
+
+        if baseline_file and not write_baseline:
+            entries = baseline.read(baseline_file)
+    changed = None
+    if diff_base:
+        from meshlint.engine import changes
+
+        changed = changes.changed_lines(diff_base)
+
+    if show_diff and (fmt or output):
+        raise UsageProblem("--diff prints the diff on stdout; it takes no --format or --output")
+
+    rules = load_rules()
+    _started()
+    if no_cache or fix or show_diff:
+        cache_dir = None  # --fix lints its own edits in memory, round by round: nothing to keep
+    elif cache_dir is None:
+        from meshlint.engine.cache import default_directory
+
+        cache_dir = default_directory()
+
+    def lint() -> Any:
+        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
+
+    fixing: list[str] = []
+    if fix or show_diff:
+        from meshlint.fix import command  # only --fix and --diff load the fixing code
+
+        shown = command.shown_by(entries if not write_baseline else None, changed)
+        if show_diff:
+            something, fixing = command.diff(lint, unsafe_fixes, shown, _echo_all)
+            for note in [] if quiet else fixing:
+                echo(f"meshlint: {note}", err=True)
+            sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
+        report, fixing = command.fix(lint, unsafe_fixes, shown)
+    else:
+        report = lint()
+    report.unsafe_fixes = unsafe_fixes
+
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes + fixing
+    if write_baseline:
+        entries = baseline.write(write_baseline, report.findings, report.root)
+        notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
+        baseline_file = write_baseline
+    if entries is not None:
+        baseline.apply(report, entries)
+        notes += [f"{baseline_file}: stale entry, no such finding any more: {baseline.Entry(**e)}" for e in report.summary.stale_baseline]
+    if changed is not None:
+        changes.apply(report, changed)
+    if not quiet:
+        for note in notes:
+            echo(f"meshlint: {note}", err=True)
+    _write_reports(report, reports, color_choice="never" if no_color else color_choice, statistics=statistics, quiet=quiet)
+    failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
+    # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
+    failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
+    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+def _echo_all(pieces: Iterable[str]) -> None:
+    """Write to stdout; a reader that goes away early (`| head`) ends it quietly."""
+    try:
+        for piece in pieces:
+            echo(piece, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
+
+
+def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool) -> None:
+    """Files first, stdout last: a reader that goes away early (`| head`) costs no report file."""
+    from meshlint.report import chunks
+
+    for fmt, path in reports:
+        if path is None:
+            continue
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.writelines(chunks(fmt, report, statistics=statistics, quiet=quiet))
+        except OSError as err:
+            fail(f"{path}: cannot write the report: {err.strerror or err}")
+    for fmt, path in reports:
+        if path is not None:
+            continue
+        color = fmt == "text" and use_color(color_choice, sys.stdout.isatty())
+        try:
+            for piece in chunks(fmt, report, color=color, statistics=statistics, quiet=quiet):
+                echo(piece, nl=False, color=color)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            stdout_closed()
+    if statistics and all(fmt != "text" for fmt, _ in reports):
+        from meshlint.report.text import statistics as per_rule
+
+        for line in per_rule(report.findings):
+            echo(line, err=True)
+
+
+def _started() -> None:
+    """Everything a run needs is loaded: keep it out of every later collection, and collect again."""
+    if _COLLECTING:
+        gc.freeze()
+        gc.enable()
+
+
+def _cores() -> int:
+    from meshlint.engine.parallel import usable_cores
+
+    return usable_cores()  # the cores this process may use (affinity, cgroup quota), not all the machine has
+
+
+# --- reports and where they go -----------------------------------------------------------------------
+
+
+def _pair_reports(flags: list[tuple[str, str]], default_format: str) -> list[tuple[str, str | None]]:
+    """Each --output FILE takes the --format before it (the first one, when it comes first; the
+    configured format, when there is none); a --format without an --output writes to stdout."""
+    reports: list[list[Any]] = []
+    early: list[str] = []
+    for kind, value in flags:
+        if kind == "format":
+            reports.append([value, None])
+        elif not reports:
+            early.append(value)
+        elif reports[-1][1] is None:
+            reports[-1][1] = value
+        else:
+            raise UsageProblem(f"--format {reports[-1][0]} has two --output files; give each report its own --format")
+    if early:
+        if not reports:
+            reports.append([default_format, None])
+        if len(early) > 1 or reports[0][1] is not None:
+            raise UsageProblem("more --output files than --format options; each --output follows its --format")
+        reports[0][1] = early[0]
+    if not reports:
+        reports.append([default_format, None])
+    on_stdout = [fmt for fmt, path in reports if path is None]
+    if len(on_stdout) > 1:
+        raise UsageProblem(f"only one report can go to stdout (--format {' and --format '.join(on_stdout)}); give the others an --output")
+    paths = [path for _, path in reports if path is not None]
+    if len(set(paths)) < len(paths):
+        raise UsageProblem("two reports name the same --output file")
+    return [(fmt, path) for fmt, path in reports]
+
+
+def _writable(path: str, what: str) -> None:
+    """A clear error before the run, not a traceback after it."""
+    directory = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        fail(f"{path}: cannot write the {what}: it is a directory")
+    if not os.path.isdir(directory):
+        fail(f"{path}: cannot write the {what}: no such directory {directory}/")
