@@ -19,6 +19,22 @@ def test_positions_are_one_based_and_kept_beside_the_data():
     assert (name.pos.line, name.pos.column, name.key_pos.line, name.key_pos.column) == (4, 9, 4, 3)
 
 
+def test_a_node_that_leaves_its_process_carries_its_positions_not_the_parsers_marks():
+    # Workers send their mesh context's Namespaces to the parent and the cache keeps them: the copy
+    # cites the same places, and its table carries none of the document's marks (keyed by identities
+    # no copy shares).
+    import pickle
+
+    loaded = load_text("ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  labels:\n    istio-injection: disabled\n")
+    label = loaded.documents[0].root.path("metadata", "labels", "istio-injection")
+    copy = pickle.loads(pickle.dumps(label))
+    assert (copy.value, copy.pos, copy.key_pos) == ("disabled", label.pos, label.key_pos) and copy.pos.line == 6
+    assert (copy._mark, copy._key_mark, copy.table.raw_maps, copy.table.raw_starts) == (None, None, {}, {})
+    assert copy.table.lines == label.table.lines and copy.table.path == "ns.yaml"
+    missing = pickle.loads(pickle.dumps(label.get("absent")))
+    assert (missing.exists, missing.pos) == (False, label.pos)
+
+
 def test_yaml_1_1_scalars_read_as_kubernetes_reads_them():
     doc = load_text("f.yaml", "a: 0400\nb: yes\nc: off\nd: 0x1F\ne: 1_000\nf: '0400'\ng: 1:30\n").documents[0]
     assert doc.data == {"a": 256, "b": True, "c": False, "d": 31, "e": 1000, "f": "0400", "g": 90}

@@ -174,13 +174,16 @@ class ResultCache:
 
 def _read(path: str) -> Any:
     """What `_write` wrote at `path`; None for a missing, foreign or broken file (an empty cache)."""
-    import pickle
+    try:  # CPython's unpickler itself: pickle.py's Python classes cost a pre-commit run 1-1.5 ms to import
+        from _pickle import UnpicklingError, load
+    except ImportError:
+        from pickle import UnpicklingError, load
 
     try:
         with open(path, "rb") as handle:
             if handle.read(len(_FORMAT)) == _FORMAT:
-                return pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
+                return load(handle)
+    except (OSError, EOFError, UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
         pass
     return None
 

@@ -67,6 +67,17 @@ class PositionTable:
         # table holds no reference back to itself and goes as soon as its document does.
         self._converted: tuple[dict[int, Any], dict[int, Any], dict[int, Any]] = ({}, {}, {})
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        # A table crosses processes and runs with the mesh context's Namespaces (a worker's first pass,
+        # the cache). Its containers' marks are keyed by the containers' identities, which no copy
+        # shares: what travels is what turns a Node's own mark into a position.
+        return self.path, self.lines, self._offset, self._place, self.ordered
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.path, self.lines, self._offset, self._place, self.ordered = state
+        self.raw_maps, self.raw_seqs, self.raw_starts, self.kept = {}, {}, {}, []
+        self._converted = ({}, {}, {})
+
     @property
     def maps(self) -> Mapping[int, dict[Any, MapEntry]]:
         return _Maps(self, self._converted[0])
@@ -200,6 +211,13 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.value!r} @ {self.pos})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A node that leaves its process (a worker's mesh context, the cache's) carries its positions,
+        # made here while its table can still make them, not the parser's marks: a kept Namespace
+        # unpickles in a third of the time.
+        pos = self.pos if self._pos is not None or self._mark is not None else None
+        return Node, (self.value, self.table, pos, self.key_pos, self.style, self.raw, self.exists)
 
     @property
     def pos(self) -> Position:
