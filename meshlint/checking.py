@@ -35,7 +35,7 @@ class UsageProblem(Exception):
 
 # ECMA-48 control sequences (colours, cursor moves). Text that is not coloured on purpose never carries
 # them to the console: a manifest's "\e[2J" quoted in a message stays out of the terminal.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_ESCAPES = r"\x1b\[[0-?]*[ -/]*[@-~]"
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True, color: bool = False) -> None:
@@ -46,7 +46,7 @@ def echo(text: str, *, err: bool = False, nl: bool = True, color: bool = False) 
     if nl:
         text += "\n"
     if not color and "\x1b" in text:
-        text = _ESCAPES.sub("", text)
+        text = re.sub(_ESCAPES, "", text)  # compiled only when needed: most runs never write one
     stream.write(text)
     stream.flush()
 

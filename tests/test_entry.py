@@ -136,3 +136,12 @@ def test_both_readings_give_the_same_run(project):
     assert plain.returncode == by_click.returncode == 1
     assert plain.stdout == by_click.stdout and '"code": "ML101"' in plain.stdout
     assert plain.stderr == by_click.stderr == ""
+
+
+def test_text_not_coloured_on_purpose_carries_no_escape_sequence(capsys):
+    from meshlint.checking import echo
+
+    echo("env TERM=\x1b[2Jx\x1b[31mred\x1b[0m", err=True)
+    echo("\x1b[31merror\x1b[0m", nl=False, color=True)
+    captured = capsys.readouterr()
+    assert (captured.err, captured.out) == ("env TERM=xred\n", "\x1b[31merror\x1b[0m")
