@@ -44,8 +44,8 @@ class Option:
         """The value as click converts it, or None where click would refuse it (click then says why)."""
         if self.kind == CHOICE:
             return value if value in self.choices else None
-        if self.kind == COUNT:
-            return int(value) if value.isascii() and value.isdigit() else None
+        if self.kind == COUNT:  # (past 4300 digits int() refuses: click's error then, not a traceback)
+            return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
         if self.kind in (PATH, FILE) and not usable_path(value, folder_ok=self.kind == PATH):
             return None
         return value

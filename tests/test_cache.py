@@ -366,3 +366,31 @@ def test_a_kept_first_pass_of_another_shape_is_none(tmp_path, monkeypatch):
     for bucket in (tmp_path / "cache").glob("results-*.pickle"):
         bucket.unlink()
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
+
+
+BROKEN_MESH = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |-
+    defaultConfig:
+      holdApplicationUntilProxyStarts: [true
+"""
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named file", "folder"])
+def test_a_kept_mesh_context_file_is_reported_where_a_fresh_reading_reports_it(tmp_path, monkeypatch, named):
+    # Its resources come back from the cache: a bad data.mesh keeps its place (where libyaml stops,
+    # line 8), not its document's start, and so its fingerprint; found by a review of the kept tables.
+    monkeypatch.chdir(tmp_path)
+    padding = "".join(f"# {n:05} {'.' * 70}\n" for n in range(300))  # big enough to be kept (CONTEXT_FROM)
+    (tmp_path / "platform.yaml").write_text(BROKEN_MESH + padding)
+    (tmp_path / ".meshlint.yaml").write_text("mesh:\n  context: [platform.yaml]\n")
+    worker = tree(tmp_path) / "worker.yaml"
+    target = worker if named else worker.parent
+    fresh = CliRunner().invoke(main, ["check", str(target), "--format", "json", "--no-cache"]).stdout
+    assert '"code": "ML001"' in fresh and '"path": "platform.yaml",\n      "line": 8,\n      "column": 5' in fresh
+    assert check(target, tmp_path / "cache")[1] == fresh
+    kept = list((tmp_path / "cache").glob("contextfiles-*.pickle" if named else "context-*.pickle"))
+    assert len(kept) == 1
+    assert check(target, tmp_path / "cache")[1] == fresh  # from what was kept

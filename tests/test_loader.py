@@ -19,20 +19,31 @@ def test_positions_are_one_based_and_kept_beside_the_data():
     assert (name.pos.line, name.pos.column, name.key_pos.line, name.key_pos.column) == (4, 9, 4, 3)
 
 
-def test_a_node_that_leaves_its_process_carries_its_positions_not_the_parsers_marks():
-    # Workers send their mesh context's Namespaces to the parent and the cache keeps them: the copy
-    # cites the same places, and its table carries none of the document's marks (keyed by identities
-    # no copy shares).
+def test_a_document_that_leaves_its_process_keeps_every_position_and_style():
+    # Workers send their mesh context to the parent and the cache keeps it: a mesh.context file's
+    # resources are checked from the copy (a bad data.mesh, a fix), so the copy's table must find the
+    # copy's containers, whose identities differ from the original's.
+    import pickle
+
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata:\n  mesh: |\n    defaultConfig:\n      holdApplicationUntilProxyStarts: true\n"
+    document = load_text("istio.yaml", text).documents[0]
+    copy = pickle.loads(pickle.dumps(document))
+    for keys in (("data", "mesh"), ("metadata", "name"), ("metadata",), ("kind",)):
+        before, after = document.root.path(*keys), copy.root.path(*keys)
+        assert (after.value, after.pos, after.key_pos, after.style) == (before.value, before.pos, before.key_pos, before.style)
+    assert copy.root.path("data", "mesh").style == "|" and copy.root.path("data", "mesh").pos.line == 5
+
+
+def test_a_namespace_label_kept_by_the_mesh_context_holds_nothing_of_its_document():
     import pickle
 
     loaded = load_text("ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  labels:\n    istio-injection: disabled\n")
     label = loaded.documents[0].root.path("metadata", "labels", "istio-injection")
-    copy = pickle.loads(pickle.dumps(label))
-    assert (copy.value, copy.pos, copy.key_pos) == ("disabled", label.pos, label.key_pos) and copy.pos.line == 6
-    assert (copy._mark, copy._key_mark, copy.table.raw_maps, copy.table.raw_starts) == (None, None, {}, {})
-    assert copy.table.lines == label.table.lines and copy.table.path == "ns.yaml"
-    missing = pickle.loads(pickle.dumps(label.get("absent")))
-    assert (missing.exists, missing.pos) == (False, label.pos)
+    alone = label.detached()
+    assert (alone.value, alone.pos, alone.key_pos) == ("disabled", label.pos, label.key_pos) and alone.pos.line == 6
+    assert (alone.table.roots, alone.table.raw_maps, alone.table.lines) == ([], {}, label.table.lines)
+    copy = pickle.loads(pickle.dumps(label))  # a node sent alone carries its positions, not libyaml's marks
+    assert (copy._mark, copy._key_mark, copy.pos, copy.key_pos) == (None, None, label.pos, label.key_pos)
 
 
 def test_yaml_1_1_scalars_read_as_kubernetes_reads_them():

@@ -192,7 +192,9 @@ class MeshContext:
         if kind == "Namespace":
             name = resource.root.path("metadata", "name")
             position = name.pos if name.exists else resource.root.pos
-            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, resource.labels, resource.annotations, position), where))
+            labels = {key: node.detached() for key, node in resource.labels.items()}
+            annotations = {key: node.detached() for key, node in resource.annotations.items()}
+            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, labels, annotations, position), where))
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)

@@ -49,7 +49,7 @@ class PositionTable:
     (`MapEntry`, `SeqEntry`), each container converted the first time it is asked for. Most containers
     never are: a position is only needed where a finding lands or a fix is written."""
 
-    __slots__ = ("_converted", "_offset", "_place", "kept", "lines", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts")
+    __slots__ = ("_converted", "_offset", "_place", "kept", "lines", "ordered", "path", "raw_maps", "raw_seqs", "raw_starts", "roots")
 
     def __init__(self, path: str, lines: Sequence[str] | None = None, line_offset: int = 0, place: Placer | None = None) -> None:
         self.path = path
@@ -60,6 +60,7 @@ class PositionTable:
         self._offset = line_offset + 1
         self._place = place
         self.kept: list[Any] = []  # containers the data no longer holds (a duplicate key's first value)
+        self.roots: list[Any] = []  # the data of its documents, so that a copy of the table finds its containers
         # Set by a reader that saw neither an alias nor a merge key: then every entry below a container
         # starts after the container does (an alias's value stands where its anchor is, before).
         self.ordered = False
@@ -68,15 +69,35 @@ class PositionTable:
         self._converted: tuple[dict[int, Any], dict[int, Any], dict[int, Any]] = ({}, {}, {})
 
     def __getstate__(self) -> tuple[Any, ...]:
-        # A table crosses processes and runs with the mesh context's Namespaces (a worker's first pass,
-        # the cache). Its containers' marks are keyed by the containers' identities, which no copy
-        # shares: what travels is what turns a Node's own mark into a position.
-        return self.path, self.lines, self._offset, self._place, self.ordered
+        # A table crosses processes and runs with the mesh context (a worker's first pass, the cache):
+        # a mesh.context file's resources are checked from the copy. Its marks are keyed by the
+        # identities of the containers, which no copy shares, so they travel beside the containers
+        # themselves; pickle keeps one object one object within a dump, so the copy's data and its
+        # table name the same containers again.
+        by_id = {id(c): c for c in self._containers()}
+        return (self.path, self.lines, self._offset, self._place, self.ordered, self.kept, self.roots,
+                [(by_id[k], v) for k, v in self.raw_maps.items() if k in by_id],
+                [(by_id[k], v) for k, v in self.raw_seqs.items() if k in by_id],
+                [(by_id[k], v) for k, v in self.raw_starts.items() if k in by_id])
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.path, self.lines, self._offset, self._place, self.ordered = state
-        self.raw_maps, self.raw_seqs, self.raw_starts, self.kept = {}, {}, {}, []
+        self.path, self.lines, self._offset, self._place, self.ordered, self.kept, self.roots, maps, seqs, starts = state
+        self.raw_maps = {id(c): v for c, v in maps}
+        self.raw_seqs = {id(c): v for c, v in seqs}
+        self.raw_starts = {id(c): v for c, v in starts}
         self._converted = ({}, {}, {})
+
+    def _containers(self) -> list[Any]:
+        """Every container the table has marks for: the documents' data (`roots`) and what `kept` holds."""
+        found, stack = [], [*self.roots, *self.kept]
+        seen: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if (value.__class__ is dict or value.__class__ is list) and id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+                stack.extend(value.values() if value.__class__ is dict else value)
+        return found
 
     @property
     def maps(self) -> Mapping[int, dict[Any, MapEntry]]:
@@ -171,6 +192,7 @@ class Document:
         self.column = column
         self.table = table
         self.rendered_from = rendered_from  # the `# Source:` comment Helm writes before a rendered document
+        table.roots.append(data)
 
     @property
     def root(self) -> Node:
@@ -211,6 +233,14 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.value!r} @ {self.pos})"
+
+    def detached(self) -> Node:
+        """This value with its positions, on a table of its own that holds nothing of the document: what
+        a long-lived fact keeps (a Namespace's labels in the mesh context), so that keeping it, or
+        sending it to another process, does not keep the whole document."""
+        table = self.table
+        alone = PositionTable(table.path, table.lines, table._offset - 1, table._place)
+        return Node(self.value, alone, self.pos, self.key_pos, self.style, self.raw, self.exists)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A node that leaves its process (a worker's mesh context, the cache's) carries its positions,

@@ -50,6 +50,7 @@ def parse_embedded(host: Node) -> Embedded:
     if converter.problems:
         return Embedded(None, converter.problems[0])
     line, col = place(nodes[0].start_mark.line, nodes[0].start_mark.column)
+    converter.table.roots.append(data)
     return Embedded(Node(data, converter.table, Position(host.pos.path, line, col), host.key_pos), None)
 
 
