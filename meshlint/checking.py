@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -33,20 +32,20 @@ class UsageProblem(Exception):
         self.option = option
 
 
-# ECMA-48 control sequences (colours, cursor moves). Text that is not coloured on purpose never carries
-# them to the console: a manifest's "\e[2J" quoted in a message stays out of the terminal.
-_ESCAPES = r"\x1b\[[0-?]*[ -/]*[@-~]"
-
-
-def echo(text: str, *, err: bool = False, nl: bool = True, color: bool = False) -> None:
-    """Write to stdout (stderr) and flush, so the two interleave as they are written."""
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Write to stdout (stderr) and flush, so the two interleave as they are written. On stderr, which
+    only a person reads, a control character shows as its escape (a note naming a file called "\\e[2J"
+    does not clear the screen); the reports on stdout escape what they must themselves (a diff or a
+    JSON report is written as it is)."""
     stream = sys.stderr if err else sys.stdout
     if stream is None:  # no console at all (pythonw)
         return
     if nl:
         text += "\n"
-    if not color and "\x1b" in text:
-        text = re.sub(_ESCAPES, "", text)  # compiled only when needed: most runs never write one
+    if err:
+        from meshlint.report import visible
+
+        text = visible(text)
     stream.write(text)
     stream.flush()
 
@@ -291,7 +290,7 @@ def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_
         color = fmt == "text" and use_color(color_choice, sys.stdout.isatty())
         try:
             for piece in chunks(fmt, report, color=color, statistics=statistics, quiet=quiet):
-                echo(piece, nl=False, color=color)
+                echo(piece, nl=False)
             sys.stdout.flush()
         except BrokenPipeError:
             stdout_closed()

@@ -58,6 +58,7 @@ CLICKS_LINES = [
     ["--jobs", "x"],
     ["--jobs=-1"],
     ["--jobs", "+2"],
+    ["--jobs", "1" * 5000],  # int() would refuse it with a traceback
     ["--quiet=yes"],
     ["--output"],
     ["--qiet"],
@@ -138,10 +139,10 @@ def test_both_readings_give_the_same_run(project):
     assert plain.stderr == by_click.stderr == ""
 
 
-def test_text_not_coloured_on_purpose_carries_no_escape_sequence(capsys):
+def test_a_control_character_on_stderr_shows_as_its_escape(capsys):
     from meshlint.checking import echo
 
-    echo("env TERM=\x1b[2Jx\x1b[31mred\x1b[0m", err=True)
-    echo("\x1b[31merror\x1b[0m", nl=False, color=True)
+    echo("meshlint: w\x1b[2J.yaml: skipped: a Helm template", err=True)
+    echo("\x1b[31merror\x1b[0m", nl=False)  # stdout is the report's: it escaped what it had to
     captured = capsys.readouterr()
-    assert (captured.err, captured.out) == ("env TERM=xred\n", "\x1b[31merror\x1b[0m")
+    assert (captured.err, captured.out) == ("meshlint: w\\x1b[2J.yaml: skipped: a Helm template\n", "\x1b[31merror\x1b[0m")

@@ -197,3 +197,28 @@ def test_advisory_mode_reports_and_exits_0(repo, flag):
     assert invoke("check", "examples").exit_code == 0
     assert invoke("check", "examples", "--fail-on", "error").exit_code == 1  # the command line wins
     assert invoke("check", "missing").exit_code == 2  # a tool error still is one
+
+
+ESCAPING = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "web\\e[2J\\e]0;pwned\\a"}
+spec:
+  template:
+    metadata: {annotations: {sidecar.istio.io/inject: "true"}}
+    spec:
+      containers: [{name: app, image: app, env: [{name: DB_HOST, value: db}]}]
+"""
+
+
+def test_control_characters_a_manifest_holds_are_shown_as_escapes_never_written_raw(tmp_path, monkeypatch):
+    # A double-quoted YAML string can hold ESC and BEL: raw, they would clear the reader's terminal
+    # and set its title, and no XML parser would read the JUnit report.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "web.yaml").write_text(ESCAPING)
+    shown = "Deployment web\\x1b[2J\\x1b]0;pwned\\x07 can start before"
+    for fmt in ("text", "concise", "github", "junit"):
+        out = invoke("check", "web.yaml", "--no-cache", "--format", fmt, "--color", "always").stdout
+        assert shown in out and "\x07" not in out and "\x1b]" not in out and "\x1b[2J" not in out, fmt
+    ElementTree.fromstring(invoke("check", "web.yaml", "--no-cache", "--format", "junit").stdout)
+    data = json.loads(invoke("check", "web.yaml", "--no-cache", "--format", "json").stdout)
+    assert data["findings"][0]["resource"]["name"] == "web\x1b[2J\x1b]0;pwned\x07"  # JSON keeps the value, escaped its own way

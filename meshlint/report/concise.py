@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from meshlint.report import visible
+
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
 
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 def chunks(report: Report) -> Iterator[str]:
     for f in report.findings:
         mark = " [*]" if report.fix_offered(f) else ""
-        yield f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}\n"
+        yield visible(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}") + "\n"
 
 
 def render(report: Report, *, color: bool = False) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from meshlint.report import visible
+
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
 
@@ -11,7 +13,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:

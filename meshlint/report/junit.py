@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr as _quoteattr
+
+from meshlint.report import visible
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
     from meshlint.findings import Finding
+
+
+def escape(text: str) -> str:
+    return _escape(visible(text))  # XML 1.0 has no place for most control characters, escaped or not
+
+
+def quoteattr(text: str) -> str:
+    return _quoteattr(visible(text))
 
 
 def render(report: Report, *, color: bool = False) -> str:

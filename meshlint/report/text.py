@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from meshlint.report import visible
+
 if TYPE_CHECKING:
     from meshlint.engine.results import Report, Summary
     from meshlint.findings import Finding
@@ -85,14 +87,16 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
         mark = " [*]" if report.fix_offered(f) else ""  # --fix would settle it (ruff's mark)
+        path, message, help_text = visible(f.path), visible(f.message), visible(f.help)  # what the manifest wrote
         if color:
-            out = [f"{_BOLD}{f.path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET}{mark} {f.name}: {f.message}"]
+            out = [f"{_BOLD}{path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET}{mark} {f.name}: {message}"]
         else:
-            out = [f"{f.path}:{f.line}:{f.column}: {severity} {f.code}{mark} {f.name}: {f.message}"]
-        out.extend(_snippet(f.source, f.line, f.column, _COLORS[severity] if color else None))
+            out = [f"{path}:{f.line}:{f.column}: {severity} {f.code}{mark} {f.name}: {message}"]
+        out.extend(_snippet(f.source and visible(f.source), f.line, f.column, _COLORS[severity] if color else None))
         if f.rendered_from:
-            out.append(f"  {_DIM}source:{_RESET} {f.rendered_from}" if color else f"  source: {f.rendered_from}")
-        out.append(f"  {_DIM}help:{_RESET} {f.help}" if color else f"  help: {f.help}")
+            source = visible(f.rendered_from)
+            out.append(f"  {_DIM}source:{_RESET} {source}" if color else f"  source: {source}")
+        out.append(f"  {_DIM}help:{_RESET} {help_text}" if color else f"  help: {help_text}")
         out.append("")
         yield "\n".join(out) + "\n"
     if quiet:
@@ -101,11 +105,11 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         yield "\n".join(statistics(report.findings)) + "\n\n"
     skipped = skipped_lines(report.summary)
     if skipped:
-        yield "\n".join(skipped) + "\n\n"
+        yield visible("\n".join(skipped)) + "\n\n"
     fixable = fixable_line(report.summary, report.unsafe_fixes)
     if fixable:  # before the summary, which stays the last line
         yield fixable + "\n"
-    yield summary_line(report.summary) + "\n"
+    yield visible(summary_line(report.summary)) + "\n"
 
 
 def skipped_lines(summary: Summary, most: int = 10) -> list[str]:
