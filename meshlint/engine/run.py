@@ -168,7 +168,9 @@ def run(
     inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
-    if first_pass is not None and kept is None and not context.unsure:
+    # A mesh.context file that does not parse is kept out: the report needs its documents with every
+    # mark, and pickling a big broken file's would cost more than reading it again until it is fixed.
+    if first_pass is not None and kept is None and not context.unsure and not context.broken:
         first_pass.save(context.kept())
     context.let_paths_go()
     mesh = context.mesh
@@ -284,7 +286,7 @@ class _Context:
             for path in mesh_config:  # --mesh-config files count as located beside the top config
                 self._context_file(path, self.top.root)
             self.files_of_configs()
-            if context_files is not None:
+            if context_files is not None and not self.broken:  # (as for the whole first pass, below)
                 context_files.save(self.kept(final=False))
         # The inputs' facts follow the context files' digest, whether those were read or taken back.
         self.facts = Facts(cached, self.facts.hexdigest())

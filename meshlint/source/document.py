@@ -10,6 +10,7 @@ one character inside a string (a command in a block-scalar script, a port in an 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Protocol
 
 from meshlint.findings import Position
@@ -120,6 +121,11 @@ class PositionTable:
     def position(self, mark: Mark) -> Position:
         line, column = self.at(mark)
         return Position(self.path, line, column)
+
+
+@lru_cache(maxsize=64)
+def _empty_table(path: str, line_offset: int, place: Placer | None) -> PositionTable:
+    return PositionTable(path, [], line_offset, place)
 
 
 class _Converted(Mapping[int, Any]):
@@ -235,11 +241,15 @@ class Node:
         return f"Node({self.value!r} @ {self.pos})"
 
     def detached(self) -> Node:
-        """This value with its positions, on a table of its own that holds nothing of the document: what
+        """This scalar with its positions, on a table of its own that holds nothing of the document: what
         a long-lived fact keeps (a Namespace's labels in the mesh context), so that keeping it, or
-        sending it to another process, does not keep the whole document."""
+        sending it to another process, does not keep the whole document or its file's lines. (A block
+        scalar keeps the lines: a place inside it is found from its indentation.)"""
         table = self.table
-        alone = PositionTable(table.path, table.lines, table._offset - 1, table._place)
+        if self.style in ("|", ">"):
+            alone = PositionTable(table.path, table.lines, table._offset - 1, table._place)
+        else:  # one empty table for every scalar of the file: one copy where they are pickled together
+            alone = _empty_table(table.path, table._offset - 1, table._place)
         return Node(self.value, alone, self.pos, self.key_pos, self.style, self.raw, self.exists)
 
     def __reduce__(self) -> tuple[Any, ...]:
