@@ -61,7 +61,9 @@ def fingerprint(path: str, resource: ResourceId | None, code: str, node_path: st
 
     kind, name, namespace = resource if resource is not None else ("", "", "")
     key = "\x00".join((SCHEME, path, kind, namespace, name, code, node_path, str(occurrence)))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    # surrogatepass: a lone surrogate ("\ud800" in a double-quoted name, a file name that is not
+    # UTF-8) is hashed too, where plain UTF-8 refuses it; other text encodes as before.
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def fingerprinted(findings: Iterable[Finding], root: str) -> list[Finding]:

@@ -278,3 +278,15 @@ def test_a_fix_indents_as_the_file_does_around_it_not_as_a_stream_does_far_away(
     documents = load_text(str(tmp_path / "stream.yaml"), text).documents
     assert indent_step(documents[0].root.get("metadata")) == 4
     assert indent_step(documents[-1].root.get("metadata")) == 2
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no such file name on Windows")
+def test_a_diff_header_quotes_a_file_name_holding_a_control_character_as_git_does(project):
+    name = "w\x1b[2J.yaml"
+    (project / name).write_bytes(RACE)
+    result = invoke("check", name, "--diff", "--no-cache")
+    assert result.exit_code == 1 and "\x1b" not in result.stdout
+    assert result.stdout.startswith('--- "a/w\\033[2J.yaml"\n+++ "b/w\\033[2J.yaml"\n@@ ')
+    if shutil.which("git"):  # git reads the quoted name back, and applies the same change
+        subprocess.run(["git", "apply", "-p1", "--unsafe-paths"], input=result.stdout_bytes, cwd=project, check=True)
+        assert (project / name).read_bytes() == RACE_FIXED

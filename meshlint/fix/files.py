@@ -20,11 +20,25 @@ def diff(outcome: Outcome) -> Iterator[str]:
     them), line breaks and a BOM as the files have them."""
     for path in outcome.changed:
         before, after = _lines(outcome.original[path]), _lines(outcome.fixed[path])
-        for line in difflib.unified_diff(before, after, f"a/{path}", f"b/{path}"):
+        for line in difflib.unified_diff(before, after, _named("a/", path), _named("b/", path)):
             if line.endswith("\n"):
                 yield line
             else:
                 yield line + "\n" + NO_NEWLINE
+
+
+def _named(prefix: str, path: str) -> str:
+    """A diff header's name: a path holding a control character is quoted C-style, as git writes it
+    (`"a/w\\033[2J.yaml"`), which `patch` and `git apply` read; written raw it would reach the
+    terminal of whoever reads the diff."""
+    name = prefix + path
+    if not any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return name
+    escapes = {"\t": "\\t", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
+    quoted = "".join(
+        escapes.get(c) or (f"\\{ord(c):03o}" if ord(c) < 0x20 or ord(c) == 0x7F else c) for c in name
+    )
+    return f'"{quoted}"'
 
 
 def _lines(data: bytes) -> list[str]:

@@ -16,20 +16,25 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 
-# C0 and C1 control characters but tab and newline. A manifest can hold them in a double-quoted string
-# ("web\e[2J", "\e]0;title\a") and a file name can too; written raw they would clear the reader's
-# terminal, set its title, or make an XML report invalid.
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+# C0 and C1 control characters but tab and newline, lone surrogates and the two non-characters XML
+# refuses. A manifest can hold them in a double-quoted string ("web\e[2J", "\e]0;title\a", "\ud800")
+# and a file name can too; written raw they would clear the reader's terminal, set its title, stop the
+# write with an encoding error, or make an XML report invalid.
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+_CONTROL_OR_BREAK = "[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
 
 
-def visible(text: str) -> str:
-    """TEXT with each control character written as its escape (`\x1b`), for the formats a person or a
-    terminal reads; JSON escapes them itself."""
-    return re.sub(_CONTROL, _escaped, text) if re.search(_CONTROL, text) else text
+def visible(text: str, *, one_line: bool = False) -> str:
+    """TEXT with each such character written as its escape (`\x1b`, `\ud800`), for the formats a
+    person or a terminal reads; JSON escapes them itself. `one_line`: a line break too, where the
+    text is one field of a one-line record (a name with "\n" must not forge a finding line)."""
+    pattern = _CONTROL_OR_BREAK if one_line else _CONTROL
+    return re.sub(pattern, _escaped, text) if re.search(pattern, text) else text
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def chunks(fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> Iterator[str]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def chunks(report: Report) -> Iterator[str]:
     for f in report.findings:
         mark = " [*]" if report.fix_offered(f) else ""
-        yield visible(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}") + "\n"
+        yield visible(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}{mark} {f.name}: {f.message}", one_line=True) + "\n"
 
 
 def render(report: Report, *, color: bool = False) -> str:

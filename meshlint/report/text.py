@@ -87,7 +87,8 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     for f in report.findings:  # sorted by path, so each file's findings come together
         severity = str(f.severity)
         mark = " [*]" if report.fix_offered(f) else ""  # --fix would settle it (ruff's mark)
-        path, message, help_text = visible(f.path), visible(f.message), visible(f.help)  # what the manifest wrote
+        path, message = visible(f.path, one_line=True), visible(f.message, one_line=True)  # what the manifest wrote
+        help_text = visible(f.help, one_line=True)
         if color:
             out = [f"{_BOLD}{path}:{f.line}:{f.column}:{_RESET} {_COLORS[severity]}{severity}{_RESET} {_BOLD}{f.code}{_RESET}{mark} {f.name}: {message}"]
         else:
@@ -105,11 +106,11 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         yield "\n".join(statistics(report.findings)) + "\n\n"
     skipped = skipped_lines(report.summary)
     if skipped:
-        yield visible("\n".join(skipped)) + "\n\n"
+        yield "\n".join(visible(line, one_line=True) for line in skipped) + "\n\n"
     fixable = fixable_line(report.summary, report.unsafe_fixes)
     if fixable:  # before the summary, which stays the last line
         yield fixable + "\n"
-    yield visible(summary_line(report.summary)) + "\n"
+    yield visible(summary_line(report.summary), one_line=True) + "\n"
 
 
 def skipped_lines(summary: Summary, most: int = 10) -> list[str]:
