@@ -96,6 +96,10 @@ def problem_from(err: Exception, text: str) -> SyntaxProblem:
     if mark is not None:
         line, column = mark.line + 1, mark.column + 1
     elif isinstance(position := getattr(err, "position", None), int):
+        if getattr(err, "encoding", None) == "?":
+            # libyaml (through PyYAML's or ruamel.yaml's C binding, which mark the error so) counts
+            # the UTF-8 bytes it read; the pure reader counts characters, as a column does.
+            position = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
         before = text[:position]
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
