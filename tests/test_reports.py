@@ -224,13 +224,14 @@ def test_control_characters_a_manifest_holds_are_shown_as_escapes_never_written_
     assert data["findings"][0]["resource"]["name"] == "web\x1b[2J\x1b]0;pwned\x07"  # JSON keeps the value, escaped its own way
 
 
-def test_a_name_with_a_line_break_or_a_lone_surrogate_cannot_forge_a_line_or_stop_the_report(tmp_path, monkeypatch):
+def test_a_name_with_a_line_break_a_bidi_control_or_a_lone_surrogate_cannot_forge_a_line_or_stop_the_report(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    forged = ESCAPING.replace('"web\\e[2J\\e]0;pwned\\a"', '"x\\nfake.yaml:1:1: error ML999 forged: y\\ud800"')
+    forged = ESCAPING.replace('"web\\e[2J\\e]0;pwned\\a"', '"x\\nfake.yaml:1:1: error ML999 forged: y\\ud800\\u202eb\\u2028"')
     (tmp_path / "web.yaml").write_text(forged)
     for fmt in ("concise", "text"):
         result = invoke("check", "web.yaml", "--no-cache", "--format", fmt)
         assert result.exit_code == 1, result.stderr
         assert not any(line.startswith("fake.yaml") for line in result.stdout.splitlines())
-        assert "Deployment x\\x0afake.yaml:1:1: error ML999 forged: y\\ud800 can start" in result.stdout
+        assert "Deployment x\\x0afake.yaml:1:1: error ML999 forged: y\\ud800\\u202eb\\u2028 can start" in result.stdout
+        assert "\u202e" not in result.stdout and "\u2028" not in result.stdout
     assert invoke("check", "web.yaml", "--no-cache", "--format", "json").exit_code == 1  # fingerprints hash it too

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 
-# C0 and C1 control characters but tab and newline, lone surrogates and the two non-characters XML
-# refuses. A manifest can hold them in a double-quoted string ("web\e[2J", "\e]0;title\a", "\ud800")
-# and a file name can too; written raw they would clear the reader's terminal, set its title, stop the
-# write with an encoding error, or make an XML report invalid.
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
-_CONTROL_OR_BREAK = "[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+# C0 and C1 control characters but tab and newline, lone surrogates, the two non-characters XML
+# refuses, and the bidirectional controls and line separators. A manifest can hold them in a
+# double-quoted string ("web\e[2J", "\e]0;title\a", "\ud800", "\u202e") and a file name can too;
+# written raw they would clear the reader's terminal, set its title, stop the write with an encoding
+# error, make an XML report invalid, or show a line in another order than it is written.
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+_CONTROL_OR_BREAK = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
