@@ -28,7 +28,9 @@ class _CheckCommand(click.Command):
 
 
 def _click_option(option: Option) -> Any:
-    settings: dict[str, Any] = {"help": option.help, "multiple": option.multiple, "default": option.default}
+    settings: dict[str, Any] = {"help": option.help, "multiple": option.multiple}
+    if not option.multiple:
+        settings["default"] = option.default
     if option.kind == FLAG:
         settings["is_flag"] = True
     elif option.kind == CHOICE:
@@ -37,8 +39,6 @@ def _click_option(option: Option) -> Any:
         settings["type"] = click.IntRange(min=0)
     elif option.kind in (PATH, FILE):
         settings["type"] = click.Path(dir_okay=option.kind == PATH)
-    if option.multiple:
-        del settings["default"]
     if option.metavar:
         settings["metavar"] = option.metavar
     return click.option(*option.names, option.dest, **settings)

@@ -381,9 +381,9 @@ spec:
 
 @pytest.mark.parametrize("named", [True, False], ids=["named file", "folder"])
 def test_a_kept_mesh_context_file_is_reported_where_a_fresh_reading_reports_it(tmp_path, monkeypatch, named):
-    # Its resources come back from the cache, and what they set is cited where it is written (here
-    # the hold, line 8). The copy's table must find the copy's containers: a review found a kept
-    # file's finding moved to its document's start.
+    # What it sets comes back from the cache and is cited where it is written (here the hold, line 8),
+    # for a run over named files and over a folder. (That a kept table still places its nodes is
+    # test_loader's test of a pickled document: these citations are positions made before keeping.)
     monkeypatch.chdir(tmp_path)
     padding = "".join(f"# {n:05} {'.' * 70}\n" for n in range(300))  # big enough to be kept (CONTEXT_FROM)
     (tmp_path / "platform.yaml").write_text(HOLD_OFF + padding)

