@@ -241,6 +241,11 @@ class Facts:
         if kept:
             self.digest = hasher()
 
+    @property
+    def wanted(self) -> bool:
+        """Whether facts are hashed at all: a run without a cache need not even make them."""
+        return self.digest is not None
+
     def update(self, data: bytes) -> None:
         if self.digest is not None:
             if self.known:

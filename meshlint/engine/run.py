@@ -358,12 +358,14 @@ class _Context:
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             todo.append(path)
-        parts: list[tuple[MeshContext | None, list[tuple[str, tuple[list[bytes], bool, str | None]]]]]
+        parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, tuple[list[bytes], bool, str | None]]]]]
         if jobs > 1 and stdin is None and parallel.worth_forking(todo, jobs):
             size = max(1, len(todo) // (jobs * 4))  # a few ranges a worker: one slow range does not hold the rest
             parts = parallel.map_in_workers(self._read_range, [todo[i : i + size] for i in range(0, len(todo), size)], jobs)
         else:
-            parts = [(None, [(path, self._read_one(self.mesh, path, stdin)) for path in todo])]
+            # One file at a time: its facts are hashed and dropped before the next is read (a list of
+            # every file's facts held the text of every context document until the pass was over).
+            parts = [(None, ((path, self._read_one(self.mesh, path, stdin)) for path in todo))]
         for mesh, read in parts:
             if mesh is not None:
                 self.mesh.merge(mesh)
@@ -408,8 +410,9 @@ class _Context:
             if not context:
                 mesh.note_sign(resource)
                 continue
-            facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
-            facts.append(chunk.encode())
+            if self.facts.wanted:
+                facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+                facts.append(chunk.encode())
             mesh.add(resource, place)
             source = source or reach.is_mesh_wide(resource)
         return facts, source, read
