@@ -10,6 +10,7 @@ The context keeps small facts, never documents: a tree with thousands of Service
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -474,13 +475,16 @@ class MeshContext:
 def _service_targets(resource: Resource) -> ServiceTargets:
     spec = resource.root.get("spec")
     selector = spec.get("selector")
-    pairs = tuple((str(k), v.text) for k, v in selector.items()) if selector.is_map else ()
+    # A tree's thousands of Services are kept to the end of the run, and their namespaces, selector
+    # keys and port names repeat: one copy of each.
+    pairs = tuple((sys.intern(str(k)), v.text) for k, v in selector.items()) if selector.is_map else ()
     targets = []
     for port in spec.get("ports").elements():
         target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
-        targets.append((target.value, target.pos))
+        value = target.value
+        targets.append((sys.intern(value) if isinstance(value, str) else value, target.pos))
     name = resource.root.path("metadata", "name")
-    return ServiceTargets(resource.name, resource.namespace, pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
+    return ServiceTargets(resource.name, sys.intern(resource.namespace), pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
 
 
 def _linkerd_server(resource: Resource) -> LinkerdServer:

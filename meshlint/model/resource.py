@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
@@ -73,7 +74,8 @@ class Resource:
 
     @property
     def identity(self) -> ResourceId:
-        return ResourceId(self.kind, self.name, self.namespace)
+        # Every finding keeps one until the report is written: one copy of each kind and namespace.
+        return ResourceId(sys.intern(self.kind), self.name, sys.intern(self.namespace))
 
     @property
     def path(self) -> str:
