@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from meshlint.findings import Position
@@ -19,24 +20,31 @@ from meshlint.model.resource import Resource
 ENV_SOURCE_KINDS = frozenset(("ConfigMap", "Secret"))
 
 _KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
-# A key that may name an address starts a block-style line or follows `{` or `,` in a flow mapping
-# (`data: {DB_HOST: db}`): the screen may let too much through, never too little.
-_WORTH_READING = re.compile(r"://|\.svc\b|[A-Za-z0-9][:][0-9]{2,5}\b|(?:^[ \t]+|[{,][ \t]*)[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
-# The same question in parts that each start with a literal (which the regex engine scans for fast):
-# one alternation of them all tries every position of a big ConfigMap's block scalars.
-_HOST_PORT = re.compile(r":(?<=[A-Za-z0-9]:)[0-9]{2,5}\b")
-_ADDRESS_KEY = re.compile(r"(?:^[ \t]+|[{,][ \t]*)[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M)
 _ADDRESS_WORDS = ("URL", "URI", "DSN", "HOST", "ADDR", "SERVER", "DATABASE", "REDIS", "KAFKA")
 
 
+@lru_cache(maxsize=1)
+def _address_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """`.svc`, `host:port` and an address-like key: compiled when a run first meets a ConfigMap or
+    Secret, not at every start (a pre-commit run on a Deployment never needs them). Each starts
+    with a literal, which the regex engine scans for fast: one alternation of them all would try
+    every position of a big ConfigMap's block scalars."""
+    return (
+        re.compile(r"\.svc\b"),
+        re.compile(r":(?<=[A-Za-z0-9]:)[0-9]{2,5}\b"),
+        # A key that may name an address starts a block-style line or follows `{` or `,` in a flow
+        # mapping (`data: {DB_HOST: db}`): the screen may let too much through, never too little.
+        re.compile(r"(?:^[ \t]+|[{,][ \t]*)[\"']?[A-Z][A-Z0-9_]*(URL|URI|DSN|HOST|ADDR|ADDRESS|SERVER|DATABASE|REDIS|KAFKA)", re.M),
+    )
+
+
 def worth_reading(text: str) -> bool:
-    """`_WORTH_READING.search(text)`, answered faster."""
-    if "://" in text or _SVC.search(text) or _HOST_PORT.search(text):
+    """Does the text hold anything address-like: a URL, a `.svc` name, a `host:port`, or a key such
+    as `DB_HOST` or `ORDERS_URL`? (tests/test_crlf.py holds the single pattern it stands for.)"""
+    svc, host_port, address_key = _address_patterns()
+    if "://" in text or svc.search(text) or host_port.search(text):
         return True
-    return any(word in text for word in _ADDRESS_WORDS) and bool(_ADDRESS_KEY.search(text))
-
-
-_SVC = re.compile(r"\.svc\b")
+    return any(word in text for word in _ADDRESS_WORDS) and bool(address_key.search(text))
 
 
 class EnvKey(NamedTuple):
