@@ -410,3 +410,33 @@ def test_a_mesh_context_file_that_does_not_parse_is_never_kept(tmp_path, monkeyp
         first = check(target, tmp_path / "cache")
         assert '"code": "ML001"' in first[1] and check(target, tmp_path / "cache") == first
     assert not list((tmp_path / "cache").glob("context*-*.pickle"))
+
+
+def test_the_code_key_covers_every_module_below_the_package_and_their_edits(tmp_path):
+    """An edited checkout never reads stale results: each .py and .json file, nested ones too, is in
+    the key by path, size and time; compiled files and other files are not."""
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "__pycache__").mkdir()
+    for name in ("a.py", "sub/b.json", "sub/deeper/c.py", "__pycache__/d.py", "notes.txt", "sub/e.pyc"):
+        (tmp_path / name).write_text("x = 1\n")
+    found: list[str] = []
+    cache._modules_below(str(tmp_path), found)
+    assert sorted(p.split("\0")[0] for p in found) == [str(tmp_path / n) for n in ("a.py", "sub/b.json", "sub/deeper/c.py")]
+    deeper = tmp_path / "sub" / "deeper" / "c.py"
+    os.utime(deeper, ns=(1, 1))
+    before: list[str] = []
+    cache._modules_below(str(tmp_path), before)
+    deeper.write_text("x = 22\n")
+    os.utime(deeper, ns=(1, 1))  # same time, other size
+    after: list[str] = []
+    cache._modules_below(str(tmp_path), after)
+    assert sorted(before) != sorted(after)
+    assert [e for e in sorted(before) if "c.py" not in e] == [e for e in sorted(after) if "c.py" not in e]
+
+
+def test_the_code_key_is_the_same_in_every_run_of_one_install():
+    from meshlint.registry import load_rules
+
+    rules = load_rules()
+    assert cache.code_fingerprint(rules) == cache.code_fingerprint(rules)
+    assert len(cache.code_fingerprint(rules)) == 64

@@ -86,11 +86,9 @@ def code_fingerprint(rules: list[Any]) -> str:
     digest = hasher()
     digest.update(f"{__version__}\0{sys.version}\0".encode())
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for folder, subfolders, names in sorted(os.walk(package)):
-        subfolders.sort()
-        for name in sorted(names):
-            if name.endswith((".py", ".json")):
-                _stat_into(digest, os.path.join(folder, name))
+    modules: list[str] = []
+    _modules_below(package, modules)
+    digest.update("".join(sorted(modules)).encode())
     for rule in rules:
         digest.update(f"{rule.code}\0{rule.name}\0{rule.severity}\0{rule.scopes}\0{rule.check.__module__}.{rule.check.__qualname__}\0".encode())
         module = sys.modules.get(rule.check.__module__)
@@ -104,6 +102,26 @@ def code_fingerprint(rules: list[Any]) -> str:
     except Exception:  # the reader in use is part of the key; failing to tell is "ruamel"
         digest.update(b"ruamel")
     return str(digest.hexdigest())
+
+
+def _modules_below(folder: str, into: list[str]) -> None:
+    """Each .py and .json file in `folder` and below, as its path, size and time. One scandir a
+    folder: a walk that stats each file by name cost a pre-commit run with a kept context 1.2 ms of
+    its 1.7 ms key (143 files)."""
+    try:
+        with os.scandir(folder) as entries:
+            found = list(entries)
+    except OSError:
+        return
+    for entry in found:
+        if entry.name.endswith((".py", ".json")):
+            try:
+                info = entry.stat()
+            except OSError:
+                continue
+            into.append(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0")
+        elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+            _modules_below(entry.path, into)
 
 
 def _stat_into(digest: Any, path: str) -> None:
