@@ -262,6 +262,7 @@ def check(
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
 
+
 def _echo_all(pieces: Iterable[str]) -> None:
     """Write to stdout; a reader that goes away early (`| head`) ends it quietly."""
     try:

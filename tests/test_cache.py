@@ -434,9 +434,9 @@ def test_the_code_key_covers_every_module_below_the_package_and_their_edits(tmp_
     assert [e for e in sorted(before) if "c.py" not in e] == [e for e in sorted(after) if "c.py" not in e]
 
 
-def test_the_code_key_is_the_same_in_every_run_of_one_install():
+def test_the_code_key_is_the_same_for_the_same_rules_and_another_for_others():
     from meshlint.registry import load_rules
 
     rules = load_rules()
-    assert cache.code_fingerprint(rules) == cache.code_fingerprint(rules)
-    assert len(cache.code_fingerprint(rules)) == 64
+    assert cache.code_fingerprint(rules) == cache.code_fingerprint(list(rules))
+    assert cache.code_fingerprint(rules[:-1]) != cache.code_fingerprint(rules)

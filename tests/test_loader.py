@@ -20,9 +20,10 @@ def test_positions_are_one_based_and_kept_beside_the_data():
 
 
 def test_a_document_that_leaves_its_process_keeps_every_position_and_style():
-    # Workers send their mesh context to the parent and the cache keeps it: a mesh.context file's
-    # resources are checked from the copy (a bad data.mesh, a fix), so the copy's table must find the
-    # copy's containers, whose identities differ from the original's.
+    # Workers send their mesh context to the parent and the cache keeps it, nodes of its documents
+    # included (a MeshSource keeps its resource and its settings' nodes): a node of the copy must
+    # stand where the original does, so the copy's table must find the copy's containers, whose
+    # identities differ from the original's.
     import pickle
 
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata:\n  mesh: |\n    defaultConfig:\n      holdApplicationUntilProxyStarts: true\n"

@@ -6,8 +6,9 @@ A run's key covers everything a file's result depends on besides the file itself
 results), the rules (plugins too), every config that governs a file, the facts of the mesh context
 (each context document the first pass read, with the place it counts at), the repository root and
 the working directory. A file's key adds its path, its bytes' hash and how the run treats it (widened,
-named, a Kustomize patch, the Helm chart it belongs to). Results live in one file per run key, written whole and swapped in, so a
-crash or a concurrent run leaves the previous one readable; the newest few run keys are kept.
+named, a Kustomize patch, the Helm chart it belongs to). Results live in one file per run key, written
+whole and swapped in, so a crash or a concurrent run leaves the previous one readable; the newest few
+run keys are kept.
 
 A run over folders also keeps its first pass, the mesh context (`FirstPass`), keyed by every input's
 and mesh.context file's bytes and the configs: an unchanged tree then costs a read and a hash of each
@@ -119,7 +120,7 @@ def _modules_below(folder: str, into: list[str]) -> None:
                 info = entry.stat()
             except OSError:
                 continue
-            into.append(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0")
+            into.append(_stamp(entry.path, info))
         elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
             _modules_below(entry.path, into)
 
@@ -129,7 +130,12 @@ def _stat_into(digest: Any, path: str) -> None:
         info = os.stat(path)
     except OSError:
         return
-    digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    digest.update(_stamp(path, info).encode())
+
+
+def _stamp(path: str, info: os.stat_result) -> str:
+    """A module as the code key knows it: where it is, its size and its time."""
+    return f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0"
 
 
 def stable(value: Any) -> str:

@@ -21,8 +21,9 @@ FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 # double-quoted string ("web\e[2J", "\e]0;title\a", "\ud800", "\u202e") and a file name can too;
 # written raw they would clear the reader's terminal, set its title, stop the write with an encoding
 # error, make an XML report invalid, or show a line in another order than it is written.
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
-_CONTROL_OR_BREAK = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+_BEYOND_C0 = "\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff"
+_CONTROL = f"[\x00-\x08\x0b-\x1f{_BEYOND_C0}]"
+_CONTROL_OR_BREAK = f"[\x00-\x08\x0a-\x1f{_BEYOND_C0}]"  # the same, and a line break
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
