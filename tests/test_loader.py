@@ -211,3 +211,30 @@ def test_broken_part_after_many_lines_is_placed_in_the_file(tmp_path):
     loaded = load_text("big.yaml", text)
     assert len(loaded.documents) == 300
     assert [(p.line, p.message.split(":")[0]) for p in loaded.problems] == [(1202, "while parsing a flow node")]
+
+
+def test_the_short_class_placed_for_pyyaml_matches_the_characters_its_own_does():
+    # Every code point, surrogates included: the two must find the same characters in any text.
+    import re
+
+    from meshlint.source.libyaml import NON_PRINTABLE, NON_PRINTABLE_SHORT
+
+    every = "".join(map(chr, range(0x110000)))
+    found = re.compile(NON_PRINTABLE_SHORT).findall(every)
+    assert found == re.compile(NON_PRINTABLE).findall(every)
+    assert found[:4] == ["\x00", "\x01", "\x02", "\x03"] and "\x85" not in found and "\ufffe" in found
+
+
+def test_importing_pyyaml_through_meshlint_takes_the_short_class_for_the_readers_own():
+    # In fresh interpreters: alone, PyYAML's and ruamel.yaml's readers compile the long text meshlint
+    # names; imported through meshlint, both take the short form instead (so the text matched theirs).
+    import subprocess
+    import sys
+
+    from meshlint.source.libyaml import NON_PRINTABLE, NON_PRINTABLE_SHORT
+
+    show = "import yaml.reader, ruamel.yaml.reader; print(ascii(yaml.reader.Reader.NON_PRINTABLE.pattern)); print(ascii(ruamel.yaml.reader.Reader.NON_PRINTABLE.pattern))"
+    alone = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True).stdout.splitlines()
+    through = subprocess.run([sys.executable, "-c", f"from meshlint.source import libyaml; assert libyaml.available(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert alone == [ascii(NON_PRINTABLE)] * 2
+    assert through == [ascii(NON_PRINTABLE_SHORT)] * 2
