@@ -413,15 +413,17 @@ def test_a_mesh_context_file_that_does_not_parse_is_never_kept(tmp_path, monkeyp
 
 
 def test_the_code_key_covers_every_module_below_the_package_and_their_edits(tmp_path):
-    """An edited checkout never reads stale results: each .py and .json file, nested ones too, is in
-    the key by path, size and time; compiled files and other files are not."""
+    """An edited checkout never reads stale results: each .py and .json file and each built
+    extension (the C reader), nested ones too, is in the key by path, size and time; byte-compiled
+    files and other files are not."""
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / "__pycache__").mkdir()
-    for name in ("a.py", "sub/b.json", "sub/deeper/c.py", "__pycache__/d.py", "notes.txt", "sub/e.pyc"):
+    for name in ("a.py", "sub/b.json", "sub/deeper/c.py", "sub/_r.cpython-311-x86_64-linux-gnu.so", "__pycache__/d.py", "notes.txt", "sub/e.pyc"):
         (tmp_path / name).write_text("x = 1\n")
     found: list[str] = []
     cache._modules_below(str(tmp_path), found)
-    assert sorted(p.split("\0")[0] for p in found) == [str(tmp_path / n) for n in ("a.py", "sub/b.json", "sub/deeper/c.py")]
+    expected = ("a.py", "sub/_r.cpython-311-x86_64-linux-gnu.so", "sub/b.json", "sub/deeper/c.py")
+    assert sorted(p.split("\0")[0] for p in found) == [str(tmp_path / n) for n in expected]
     deeper = tmp_path / "sub" / "deeper" / "c.py"
     os.utime(deeper, ns=(1, 1))
     before: list[str] = []

@@ -235,6 +235,6 @@ def test_importing_pyyaml_through_meshlint_takes_the_short_class_for_the_readers
 
     show = "import yaml.reader, ruamel.yaml.reader; print(ascii(yaml.reader.Reader.NON_PRINTABLE.pattern)); print(ascii(ruamel.yaml.reader.Reader.NON_PRINTABLE.pattern))"
     alone = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True).stdout.splitlines()
-    through = subprocess.run([sys.executable, "-c", f"from meshlint.source import libyaml; assert libyaml.available(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
+    through = subprocess.run([sys.executable, "-c", f"from meshlint.source import libyaml; assert libyaml._pyyaml(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
     assert alone == [ascii(NON_PRINTABLE)] * 2
     assert through == [ascii(NON_PRINTABLE_SHORT)] * 2

@@ -1,6 +1,6 @@
-"""The libyaml reader (PyYAML's C parser) and the ruamel.yaml reader it replaces read the same data,
-positions, problems and errors: every fixture, every corpus file and a set of hard cases are read
-both ways and compared entry by entry."""
+"""meshlint's C reader, the libyaml reader (PyYAML's C parser) and the ruamel.yaml reader they
+replace read the same data, positions, problems and errors: every fixture, every corpus file and a
+set of hard cases are read each way and compared entry by entry."""
 
 from __future__ import annotations
 
@@ -54,11 +54,36 @@ HARD = {
     "anchors-shared": "a: &s {x: 1}\nb: *s\nc: [*s, *s]\n",
     "crlf": "kind: Namespace\r\nmetadata:\r\n  name: x\r\n",
     "unicode": "name: café\nemoji: \"\\U0001F600 ok\"\nkey: 日本語: x\n",
+    # Cases the C reader reads itself (the ones above it mostly leaves to Python).
+    "container-tags": "a: !!map {x: 1}\nb: !custom [1, {c: 2}]\nc: !!seq\n- d\n",
+    "plain-merge-as-value": "a: <<\nb: [<<]\n",
+    "keys-of-every-type": "true: 1\nNo: 2\n~: 3\n0x1F: 4\n1.50: 5\n2024-01-01: 6\n-.inf: 7\n'q': 8\n",
+    "empty-values": "a:\nb: ''\nc: []\nd: {}\ne: [~, null, ]\n",
+    "multi-line": "a: one\n  two\n  three\nb: >-\n  x\n\n  y\nc: |+\n  z\n\nd: 'p\n  q'\n",
+    "nested": "items:\n- name: x\n  ports:\n  - {port: 80, name: http}\n  - port: 443\n- - [1, [2, [3]]]\n",
+    "bom": "\ufeffa: 1\n",
+    "astral": "k: 𝔘𝔫𝔦\n𝔨𝔢𝔶: \"\\u00e9\"\n",
+    "column-after-wide": "a: 日本語 x\nb: {日本: [語, 1]}\n",
+    "explicit-document-end": "a: 1\n...\n---\nb: 2\n...\n",
+    "comments-between": "# Source: x.yaml\n---\n# c\na: 1  # end\n---\n\n# Source: y.yaml\nb: 2\n",
 }
 
 
-def read(text: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object:
-    monkeypatch.setattr(libyaml, "_parser", None if fast else False)
+# The readers a machine may have: (meshlint's C reader, PyYAML's C parser), None for "if built".
+# "c-alone" is the C reader where PyYAML's extension is missing: what it leaves, ruamel.yaml reads.
+WAYS = {"c": (None, None), "pyyaml": (False, None), "ruamel": (False, False), "c-alone": (None, False)}
+HAS_C = libyaml._fast() is not None
+EVERY_WAY = [way for way in WAYS if HAS_C or not way.startswith("c")]
+
+
+def use(way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, parser = WAYS[way]
+    monkeypatch.setattr(libyaml, "_reader", reader)
+    monkeypatch.setattr(libyaml, "_parser", parser)
+
+
+def read(text: str, way: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    use(way, monkeypatch)
     loaded = load_text("f.yaml", text)
     result = []
     for document in loaded.documents:
@@ -84,7 +109,8 @@ def _stable(value: object) -> object:
 @pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
 @pytest.mark.parametrize("name", sorted(HARD))
 def test_hard_cases_read_alike(name, monkeypatch):
-    assert read(HARD[name], True, monkeypatch) == read(HARD[name], False, monkeypatch)
+    first, *others = [read(HARD[name], way, monkeypatch) for way in EVERY_WAY]
+    assert others == [first] * len(others)
 
 
 @pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
@@ -114,7 +140,8 @@ def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
     for path in files:
         with open(path, "rb") as handle:
             text = decode(handle.read())[0]
-        if read(text, True, monkeypatch) != read(text, False, monkeypatch):
+        first, *others = [read(text, way, monkeypatch) for way in EVERY_WAY if way != "c-alone"]
+        if others != [first] * len(others):
             differ.append(path)
     assert differ == []
 
@@ -127,13 +154,13 @@ def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
 def test_embedded_strings_read_alike(value, monkeypatch):
     host_text = "annotations:\n  config: |\n" + "".join(f"    {line}\n" for line in value.splitlines())
     results = []
-    for fast in (True, False):
-        monkeypatch.setattr(libyaml, "_parser", None if fast else False)
+    for way in EVERY_WAY:
+        use(way, monkeypatch)
         host = load_text("f.yaml", host_text).documents[0].root.get("annotations").get("config")
         embedded = parse_embedded(host)
         root = embedded.root
         results.append((embedded.problem, None if root is None else (root.value, root.pos, root.key_pos, _stable(dict(root.table.maps)))))
-    assert results[0] == results[1]
+    assert results[1:] == [results[0]] * (len(results) - 1)
 
 
 def _legacy_path_to(node, position):
@@ -223,7 +250,8 @@ def test_nesting_check_finds_the_line_it_found_before():
 
 
 def test_the_ruamel_fallback_reports_what_libyaml_reports(monkeypatch):
-    """A machine without PyYAML's C extension reads every input with ruamel.yaml: the same report."""
+    """A machine without PyYAML's C extension reads every input with meshlint's C reader and
+    ruamel.yaml, or with ruamel.yaml alone: the same report as with both extensions."""
     import json
 
     from click.testing import CliRunner
@@ -231,10 +259,9 @@ def test_the_ruamel_fallback_reports_what_libyaml_reports(monkeypatch):
     from meshlint.cli import main
 
     reports = []
-    for parser in (None, False):  # libyaml, then the pure fallback
-        monkeypatch.setattr(libyaml, "_parser", parser)
+    for way in EVERY_WAY:
+        use(way, monkeypatch)
         result = CliRunner().invoke(main, ["check", str(ROOT / "examples"), str(ROOT / "testdata"), "--format", "json", "--no-cache"])
         assert result.exit_code == 1
         reports.append(result.stdout)
-    assert libyaml._parser is False  # the second run did fall back
-    assert reports[0] == reports[1] and len(json.loads(reports[0])["findings"]) > 50
+    assert reports[1:] == [reports[0]] * (len(reports) - 1) and len(json.loads(reports[0])["findings"]) > 50

@@ -56,6 +56,8 @@ def compose_into(
                 return libyaml.read_documents(documents, problems, text, path, lines, index, line_offset, MAX_DEPTH, RECURSIVE_ALIAS, DUPLICATE_KEY)
             except libyaml.TooDeep as err:
                 raise DocumentTooDeep(err.args[0]) from None
+            except libyaml.Unread:
+                pass  # nothing was appended: ruamel.yaml reads the whole text below
 
     def place(line: int, column: int) -> tuple[int, int]:
         return line + 1 + line_offset, column + 1

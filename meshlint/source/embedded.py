@@ -33,7 +33,10 @@ def parse_embedded(host: Node) -> Embedded:
     from meshlint.source import libyaml
 
     if libyaml.available():
-        return _parse_libyaml(host, text, place)
+        try:
+            return _parse_libyaml(host, text, place)
+        except libyaml.Unread:
+            pass  # read with ruamel.yaml below
     try:
         nodes = [n for n in compose_all(text) if n is not None]
     except Exception as err:  # ruamel raises several unrelated error types
@@ -66,6 +69,8 @@ def _parse_libyaml(host: Node, text: str, place: Placer) -> Embedded:
     except libyaml.TooDeep:
         if not documents:
             return Embedded(None, SyntaxProblem(host.pos.line, host.pos.column, "nested too deeply"))
+    except libyaml.Unread:
+        raise
     except Exception as err:  # libyaml's errors, as PyYAML raises them
         inner = problem_from(err, text)
         line, col = place(inner.line - 1, inner.column - 1)

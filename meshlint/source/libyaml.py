@@ -8,8 +8,13 @@ turns a mark into a `Position` only when asked (`document.PositionTable`).
 
 It reads exactly what `compose.Converter` reads from ruamel.yaml's composer (the same libyaml,
 the same duplicate-key, merge-key, recursive-alias and depth rules; tests/test_loader_parity.py
-holds the two together). When PyYAML or its C extension is missing, `available()` is False and
-the ruamel.yaml path reads everything.
+holds the readers together). Where neither this reader nor the C one below can be had (PyYAML's C
+extension missing, and meshlint's not built), `available()` is False and ruamel.yaml reads everything.
+
+meshlint's own C reader (`_fastread.c`), where it was built, reads a text first: the documents most
+files hold (no anchor, alias, merge key, tag on a scalar, complex or repeated key, syntax error) it
+turns into the same data and marks with no Python object per event, and without PyYAML imported,
+which a pre-commit run would otherwise pay 8 ms for. Any other text it leaves to the loop below.
 """
 
 from __future__ import annotations
@@ -18,15 +23,41 @@ from collections.abc import Sequence
 from typing import Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
-from meshlint.source.document import Document, Placer, PositionTable, RawMap
+from meshlint.source.document import Document, Mark, Placer, PositionTable, RawMap, RawSeq
 from meshlint.source.yaml11 import implicit_first_characters, resolve_plain, scalar_of
 
 _parser: Any = None  # PyYAML's CParser class, or False when it cannot be had
 _events: Any = None
+_reader: Any = None  # meshlint's C reader module, or False when it was not built
 
 
 def available() -> bool:
-    """Is libyaml through PyYAML's C extension importable here? (Imported on first use only.)"""
+    """Can libyaml read here, through meshlint's C reader or PyYAML's C extension? (Each is imported
+    on first use only; with the C reader, PyYAML only for a text the C reader leaves.)"""
+    return _fast() is not None or _pyyaml()
+
+
+def readers() -> bytes:
+    """Which reader reads here (a cache made by one is not read back by another). With the C reader,
+    PyYAML is not imported to tell: the texts it leaves give the same data and marks either way."""
+    return b"fastread" if _fast() is not None else b"libyaml" if _pyyaml() else b"ruamel"
+
+
+def _fast() -> Any:
+    """meshlint's C reader (meshlint/source/_fastread.c), or None where it was not built."""
+    global _reader
+    if _reader is None:
+        try:
+            from meshlint.source import _fastread
+        except ImportError:
+            _reader = False
+        else:
+            _reader = _fastread
+    return _reader or None
+
+
+def _pyyaml() -> bool:
+    """Is libyaml through PyYAML's C extension importable here?"""
     global _parser, _events
     if _parser is None:
         _spare_the_long_class()
@@ -68,13 +99,21 @@ class ComposeError(Exception):
         self.context, self.context_mark, self.problem, self.problem_mark = context, context_mark, problem, problem_mark
 
 
+class Unread(Exception):
+    """The C reader left a text to Python, and PyYAML's C parser is missing here: the caller reads
+    it with ruamel.yaml, as it reads everything where neither is built."""
+
+
 class TooDeep(Exception):
     """A container beyond the depth limit; the argument is its 1-based line in the file."""
 
 
 def parse_only(text: str) -> bool:
     """Does `text` parse as YAML? libyaml's parser alone, no Python object per event."""
-    if not available():
+    fast = _fast()
+    if fast is not None:
+        return bool(fast.parses(text))
+    if not _pyyaml():
         return False
     parser = _parser(text)
     try:
@@ -96,7 +135,16 @@ def read_documents(
     marks into the host file; `counts` receives the number of problems after each document.
 
     One loop over the events, with the value each finishes kept in locals (value, mark, style, raw,
-    merge) and handed to its parent at once: this loop is where a run spends most of its reading."""
+    merge) and handed to its parent at once: this loop is where a run spends most of its reading.
+    The C reader reads the common case first; a text it leaves (an anchor, a tag, a repeated key, a
+    syntax error...) is read here, so that what is reported of it is this loop's alone."""
+    fast = _fast()
+    if fast is not None:
+        read = fast.read(text, implicit_first_characters(), resolve_plain, max_depth)
+        if read is not None:
+            return _take(read, documents, problems, path, lines, index, line_offset, place, counts)
+        if not _pyyaml():
+            raise Unread
     events = _events
     Scalar, Alias, MapStart, SeqStart = events.ScalarEvent, events.AliasEvent, events.MappingStartEvent, events.SequenceStartEvent
     MapEnd, SeqEnd, StreamEnd = events.MappingEndEvent, events.SequenceEndEvent, events.StreamEndEvent
@@ -248,6 +296,27 @@ def read_documents(
             after = end_mark.line + line_offset
     finally:
         parser.dispose()
+
+
+def _take(
+    read: list[tuple[Any, Mark, int, dict[int, RawMap], dict[int, RawSeq], dict[int, Mark]]], documents: list[Document],
+    problems: list[SyntaxProblem], path: str, lines: Sequence[str], index: int, line_offset: int, place: Placer | None, counts: list[int] | None,
+) -> int:
+    """The C reader's documents as `read_documents` appends its own: the same tables, roots and
+    rendered-from comments (no problems: a text with any is left to the Python loop)."""
+    after = line_offset
+    for root, root_mark, end_line, raw_maps, raw_seqs, raw_starts in read:
+        table = PositionTable(path, lines, line_offset, place)
+        table.raw_maps, table.raw_seqs, table.raw_starts = raw_maps, raw_seqs, raw_starts
+        table.ordered = True  # no anchor, so no alias and nothing merged
+        line, column = table.at(root_mark)
+        source = rendered_from(lines, after, line - 1) if place is None else None
+        documents.append(Document(path, index, root, line, column, table, source))
+        index += 1
+        if counts is not None:
+            counts.append(len(problems))
+        after = end_line + line_offset
+    return index
 
 
 def _anchor(anchors: dict[str, Any], event: Any) -> None:

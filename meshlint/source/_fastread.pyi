@@ -1,0 +1,17 @@
+# Types of the C reader (_fastread.c), for mypy.
+from collections.abc import Callable
+from typing import Any, final
+
+@final
+class Mark:
+    def __init__(self, line: int, column: int) -> None: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+
+# Per document: root, root mark, 0-based end line, and the raw maps, sequences and starts by id.
+Read = list[tuple[Any, Mark, int, dict[int, dict[Any, tuple[Mark, Mark, str | None, str | None]]], dict[int, list[tuple[Mark, str | None, str | None]]], dict[int, Mark]]]
+
+def read(text: str, first_characters: frozenset[str], resolve_plain: Callable[[str], Any], max_depth: int, /) -> Read | None: ...
+def parses(text: str, /) -> bool: ...

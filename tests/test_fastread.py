@@ -1,0 +1,85 @@
+"""meshlint's C reader (meshlint/source/_fastread.c): what it reads itself, what it leaves to the
+Python reader, and its marks. That both read alike is tests/test_loader_parity.py's."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from helpers import ROOT
+from meshlint.source import libyaml
+from meshlint.source.compose import MAX_DEPTH
+from meshlint.source.loader import decode
+from meshlint.source.yaml11 import implicit_first_characters, resolve_plain
+
+fast = libyaml._fast()
+pytestmark = pytest.mark.skipif(fast is None, reason="the C reader is not built here (no compiler or no libyaml header)")
+
+
+def read(text: str) -> list | None:
+    return fast.read(text, implicit_first_characters(), resolve_plain, MAX_DEPTH)
+
+
+def test_a_manifest_becomes_data_with_the_marks_of_its_entries():
+    (root, root_mark, end_line, maps, seqs, starts), second = read("kind: Pod\nspec:\n  ports: [80, 'http', yes]\n---\n- x\n")
+    assert root == {"kind": "Pod", "spec": {"ports": [80, "http", True]}}
+    assert (root_mark.line, root_mark.column, end_line) == (0, 0, 3)
+    entries = maps[id(root)]
+    assert [(k, e[0].line, e[0].column, e[1].line, e[1].column, e[2], e[3]) for k, e in entries.items()] == [
+        ("kind", 0, 0, 0, 6, None, None), ("spec", 1, 0, 2, 2, None, None),
+    ]
+    ports = root["spec"]["ports"]
+    assert [(m.line, m.column, style, raw) for m, style, raw in seqs[id(ports)]] == [(2, 10, None, "80"), (2, 14, "'", None), (2, 22, None, "yes")]
+    assert (starts[id(ports)].line, starts[id(ports)].column) == (2, 9)
+    assert second[0] == ["x"] and second[1].line == 4
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\n",  # an anchor
+        "a: [&x 1, *x]\n",  # an alias
+        "a: !!str 1\n",  # a scalar's tag
+        "a: ! 1\n",  # the non-specific tag
+        "a: 1\na: 2\n",  # a repeated key
+        "? [a]\n: 1\n",  # a complex key
+        "<<: {a: 1}\n",  # a merge key
+        "a:\n  b: 1\n  <<: {a: 1}\n",
+        "a: " + "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2) + "\n",  # deeper than the limit
+        "a: [\n",  # a syntax error
+        "a: 1\n---\nb: \x07\n",  # one after a good document
+        "a: \ud800\n",  # a lone surrogate, which UTF-8 cannot carry
+    ],
+)
+def test_what_needs_the_python_reader_is_left_to_it(text):
+    assert read(text) is None
+
+
+def test_a_merge_word_that_is_no_key_and_container_tags_are_read_here():
+    assert read("a: <<\nb: !!map {c: '<<'}\n")[0][0] == {"a": "<<", "b": {"c": "<<"}}
+    assert read("a: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n") is not None
+
+
+def test_the_c_reader_reads_most_fixtures_itself():
+    # The parity of the readers says little if the C one left every file to Python.
+    files = sorted(p for p in (ROOT / "testdata").rglob("*") if p.suffix in (".yaml", ".yml"))
+    taken = sum(read(decode(p.read_bytes())[0]) is not None for p in files)
+    assert len(files) > 100 and taken / len(files) > 0.9
+
+
+def test_parses_agrees_with_pyyaml_on_good_and_bad_texts(monkeypatch):
+    texts = ["a: 1\n", "a: [\n", "a: &x 1\nb: &x 2\n", "a: *nope\n", "\t- a\n", "a: \x07\n", "", "x: " + "[" * 900 + "]" * 900]
+    ours = [libyaml.parse_only(t) for t in texts]
+    monkeypatch.setattr(libyaml, "_reader", False)
+    assert ours == [libyaml.parse_only(t) for t in texts]
+    assert ours[:2] == [True, False]
+
+
+def test_a_mark_travels_between_processes_as_its_line_and_column():
+    mark = read("a:\n  b: 1\n")[0][3]
+    inner = next(v for v in mark.values() if "b" in v)["b"][1]
+    copy = pickle.loads(pickle.dumps(inner))
+    assert (type(copy), copy.line, copy.column, repr(copy)) == (type(inner), 1, 5, "Mark(line=1, column=5)")
+    with pytest.raises(AttributeError):
+        copy.line = 3
