@@ -11,14 +11,14 @@ from helpers import ROOT
 from meshlint.source import libyaml
 from meshlint.source.compose import MAX_DEPTH
 from meshlint.source.loader import decode
-from meshlint.source.yaml11 import implicit_first_characters, resolve_plain
+from meshlint.source.yaml11 import implicit_first_characters, letter_words, resolve_plain
 
 fast = libyaml._fast()
 pytestmark = pytest.mark.skipif(fast is None, reason="the C reader is not built here (no compiler or no libyaml header)")
 
 
 def read(text: str) -> list | None:
-    return fast.read(text, implicit_first_characters(), resolve_plain, MAX_DEPTH)
+    return fast.read(text, implicit_first_characters(), letter_words(), resolve_plain, MAX_DEPTH)
 
 
 def test_a_manifest_becomes_data_with_the_marks_of_its_entries():

@@ -65,6 +65,7 @@ HARD = {
     "astral": "k: 𝔘𝔫𝔦\n𝔨𝔢𝔶: \"\\u00e9\"\n",
     "column-after-wide": "a: 日本語 x\nb: {日本: [語, 1]}\n",
     "explicit-document-end": "a: 1\n...\n---\nb: 2\n...\n",
+    "letter-words": "a: [yes, Yes-no, nully, Null, Namespace, onion, ON, 'on', n, N/A, y, True1, off, t]\nOff: 1\nNULL: 2\n",
     "comments-between": "# Source: x.yaml\n---\n# c\na: 1  # end\n---\n\n# Source: y.yaml\nb: 2\n",
 }
 

@@ -50,3 +50,23 @@ def test_a_plain_scalar_has_the_value_ruamel_yamls_1_1_loader_gives_it(text):
     ours = resolve_plain(text)
     assert type(ours) is type(theirs)
     assert ours == theirs or (isinstance(ours, float) and math.isnan(ours) and math.isnan(theirs))
+
+
+def test_the_letter_words_are_every_non_string_a_letter_starts():
+    # A reader takes any other plain scalar that starts with a letter as a string without matching:
+    # each word must resolve, and every other text a letter starts (all up to four characters over
+    # the letters the words use and a few others, and each word with a letter or mark added or cut
+    # off) must stay a string.
+    import itertools
+
+    from meshlint.source.yaml11 import letter_words
+
+    words = letter_words()
+    assert {"yes", "No", "OFF", "null", "NULL", "y", "True"} <= words and len(words) == 25
+    assert all(not isinstance(resolve_plain(word), str) for word in words)
+    alphabet = sorted(set("".join(words)) | set("aZx-_ .1"))
+    texts = {"".join(p) for n in range(1, 5) for p in itertools.product(alphabet, repeat=n)}
+    texts |= {w + extra for w in words for extra in ("s", "e", "-", "_", " x", ".", "1", ":")} | {w[:-1] for w in words} | {w[1:] for w in words}
+    stays = [t for t in texts if t[:1].isalpha() and t not in words]
+    assert len(stays) > 100_000
+    assert [t for t in stays if not isinstance(resolve_plain(t), str)] == []

@@ -339,8 +339,9 @@ class _Context:
         self.facts.update(data)
         loaded = load_file(path, display, data, input_file=False)  # messages name it as the user would
         resources = [r for d in loaded.documents for r in resources_of(d)]
+        place = Place.of(display, folder)  # one for the file: it costs an abspath
         for resource in resources:
-            self.mesh.add(resource, Place.of(display, folder))
+            self.mesh.add(resource, place)
         if loaded.problems or any(s is not None and s.problems for s in map(_source, resources)):
             self.broken.append(loaded)
 

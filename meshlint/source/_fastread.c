@@ -7,7 +7,8 @@
  * error. For any of those it returns None, and the Python reader reads the whole text again, so
  * every message and mark of those cases stays the Python reader's. Plain scalars that may be
  * something other than a string are resolved by the caller's YAML 1.1 function, so both readers
- * resolve with one table.
+ * resolve with one table; of those that start with a letter, only the caller's words (booleans and
+ * null) are, so the others are strings without a call.
  *
  * `parses` is libyaml's parser alone: does the text parse (`libyaml.parse_only`)?
  */
@@ -128,6 +129,7 @@ static PyObject *key_text(PyObject *value) {
 
 typedef struct {
     PyObject *firsts;  /* the first characters a non-string plain scalar can have */
+    PyObject *words;   /* every non-string plain scalar that starts with a letter */
     PyObject *resolve; /* the YAML 1.1 resolver of a plain scalar */
     Py_ssize_t max_depth;
 } Options;
@@ -194,9 +196,16 @@ static int scalar_of(yaml_event_t *event, Options *options, PyObject **value, Py
     if (text == NULL)
         return -1;
     if (event->data.scalar.plain_implicit) {
-        PyObject *head = PyUnicode_Substring(text, 0, 1);
-        int candidate = head == NULL ? -1 : PySet_Contains(options->firsts, head);
-        Py_XDECREF(head);
+        int candidate;
+        Py_UCS4 first = PyUnicode_GET_LENGTH(text) ? PyUnicode_READ_CHAR(text, 0) : 0;
+        if ((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z')) {
+            /* Most keys and words start with a letter; only a boolean's or null's word is no string. */
+            candidate = PySet_Contains(options->words, text);
+        } else {
+            PyObject *head = PyUnicode_Substring(text, 0, 1);
+            candidate = head == NULL ? -1 : PySet_Contains(options->firsts, head);
+            Py_XDECREF(head);
+        }
         if (candidate < 0) {
             Py_DECREF(text);
             return -1;
@@ -334,7 +343,7 @@ static const char *utf8_of(PyObject *text, Py_ssize_t *size, PyObject **held) {
 static PyObject *fast_read(PyObject *module, PyObject *args) {
     PyObject *text;
     Options options;
-    if (!PyArg_ParseTuple(args, "UO!On", &text, &PyFrozenSet_Type, &options.firsts, &options.resolve, &options.max_depth))
+    if (!PyArg_ParseTuple(args, "UO!O!On", &text, &PyFrozenSet_Type, &options.firsts, &PyFrozenSet_Type, &options.words, &options.resolve, &options.max_depth))
         return NULL;
     Py_ssize_t size;
     PyObject *held;
@@ -416,7 +425,7 @@ static PyObject *fast_parses(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"read", fast_read, METH_VARARGS,
-     "read(text, first_characters, resolve_plain, max_depth) -> [(root, root mark, end line, maps, seqs, starts)] or None"},
+     "read(text, first_characters, letter_words, resolve_plain, max_depth) -> [(root, root mark, end line, maps, seqs, starts)] or None"},
     {"parses", fast_parses, METH_VARARGS, "parses(text) -> does libyaml parse it?"},
     {NULL, NULL, 0, NULL},
 };

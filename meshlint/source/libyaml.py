@@ -24,7 +24,7 @@ from typing import Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
 from meshlint.source.document import Document, Mark, Placer, PositionTable, RawMap, RawSeq
-from meshlint.source.yaml11 import implicit_first_characters, resolve_plain, scalar_of
+from meshlint.source.yaml11 import implicit_first_characters, letter_words, resolve_plain, scalar_of
 
 _parser: Any = None  # PyYAML's CParser class, or False when it cannot be had
 _events: Any = None
@@ -140,7 +140,7 @@ def read_documents(
     syntax error...) is read here, so that what is reported of it is this loop's alone."""
     fast = _fast()
     if fast is not None:
-        read = fast.read(text, implicit_first_characters(), resolve_plain, max_depth)
+        read = fast.read(text, implicit_first_characters(), letter_words(), resolve_plain, max_depth)
         if read is not None:
             return _take(read, documents, problems, path, lines, index, line_offset, place, counts)
         if not _pyyaml():

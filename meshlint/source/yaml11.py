@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -183,6 +184,19 @@ def resolve_plain(text: str) -> Any:
 def implicit_first_characters() -> frozenset[str]:
     """The characters a plain scalar of some other type than string can start with ("" for empty)."""
     return _FIRSTS
+
+
+@lru_cache(maxsize=1)
+def letter_words() -> frozenset[str]:
+    """Every plain scalar that starts with a letter and is not a string. The only implicit types a
+    letter can start (booleans and null) are lists of words in their patterns, read off here, so a
+    reader can tell `team-1` or `Namespace` from `true` without a regex match."""
+    words: set[str] = set()
+    for _, firsts, pattern in _IMPLICIT:
+        if any(char.isalpha() for char in firsts):
+            body = "".join(pattern.split())  # the patterns are verbose: spaces and line breaks are layout
+            words.update(word for word in body.removeprefix("^(?:").removesuffix(")$").split("|") if word[:1].isalpha())
+    return frozenset(words)  # tests/test_yaml11.py: each resolves, and nothing else a letter starts does
 
 
 def scalar_of(tag: str, text: str) -> Any:
