@@ -66,6 +66,10 @@ HARD = {
     "column-after-wide": "a: 日本語 x\nb: {日本: [語, 1]}\n",
     "explicit-document-end": "a: 1\n...\n---\nb: 2\n...\n",
     "letter-words": "a: [yes, Yes-no, nully, Null, Namespace, onion, ON, 'on', n, N/A, y, True1, off, t]\nOff: 1\nNULL: 2\n",
+    # What releases of libyaml parse differently (Debian's 0.2.5 against the one in PyYAML's wheel;
+    # `data: [?]]`, which ruamel.yaml.clib's libyaml reads too, is tests/test_fastread.py's).
+    "pair-in-flow": "a: [b: 1, ? c, {d: 2}]\n",
+    "deep-block": "x:\n" + "".join("  " * n + "- \n" for n in range(1, 210)),
     "comments-between": "# Source: x.yaml\n---\n# c\na: 1  # end\n---\n\n# Source: y.yaml\nb: 2\n",
 }
 

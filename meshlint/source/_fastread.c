@@ -3,14 +3,15 @@
  * `read` walks libyaml's events and builds what `libyaml.read_documents` builds from PyYAML's: each
  * document's data, and per container the marks of its entries (keyed by the container's id), so
  * that positions are made only when asked for. It takes the common case alone: no anchor, alias,
- * merge key, tag on a scalar, complex or repeated key, nothing deeper than the limit, and no syntax
- * error. For any of those it returns None, and the Python reader reads the whole text again, so
+ * merge key, tag, directive, complex or repeated key, nothing deeper than the limit, no syntax
+ * error, and nothing that releases of libyaml read differently (`changed_between_releases`). For any of those it returns None, and the Python reader reads the whole text again, so
  * every message and mark of those cases stays the Python reader's. Plain scalars that may be
  * something other than a string are resolved by the caller's YAML 1.1 function, so both readers
  * resolve with one table; of those that start with a letter, only the caller's words (booleans and
  * null) are, so the others are strings without a call.
  *
- * `parses` is libyaml's parser alone: does the text parse (`libyaml.parse_only`)?
+ * `parses` is libyaml's parser alone: does the text parse (`libyaml.parse_only`)? It says no, so that
+ * the text is composed, for what `changed_between_releases` names too.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -97,6 +98,44 @@ typedef struct {
 /* What `read` returns when the text is not the common case: the caller reads it in Python. */
 #define NOT_MINE 1
 
+/* Does the flow mapping that starts at this mark (libyaml counts characters) open with `{`? One
+ * that does not is a single pair in a flow sequence. */
+static int opens_with_brace(PyObject *text, size_t index) {
+    return (Py_ssize_t)index < PyUnicode_GET_LENGTH(text) && PyUnicode_READ_CHAR(text, (Py_ssize_t)index) == '{';
+}
+
+/* This reader links the system's libyaml, PyYAML its own copy, which may be of another release
+ * (Debian's 0.2.5 against PyYAML 6.0.4's later one). Where the releases between them changed what
+ * parses, both readers leave the text to PyYAML: a single-pair mapping in a flow sequence (`[a: 1]`,
+ * `[?]]`), a tag (flow indicators in local tags), a directive (a document end before one), and
+ * nesting past the limit (later releases stop at 1000 levels). */
+#define NESTING_LIMIT 200
+
+static int changed_between_releases(const yaml_event_t *event, Py_ssize_t depth, PyObject *text) {
+    switch (event->type) {
+    case YAML_DOCUMENT_START_EVENT:
+        return event->data.document_start.version_directive != NULL ||
+               event->data.document_start.tag_directives.start != event->data.document_start.tag_directives.end;
+    case YAML_MAPPING_START_EVENT:
+        return event->data.mapping_start.tag != NULL || depth >= NESTING_LIMIT ||
+               (event->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE && !opens_with_brace(text, event->start_mark.index));
+    case YAML_SEQUENCE_START_EVENT:
+        return event->data.sequence_start.tag != NULL || depth >= NESTING_LIMIT;
+    case YAML_SCALAR_EVENT:
+        return event->data.scalar.tag != NULL;
+    default:
+        return 0;
+    }
+}
+
+/* A line that starts with `%` (a directive, or what a release takes for one). */
+static int has_directive_line(const char *text, Py_ssize_t size) {
+    for (Py_ssize_t i = 0; i < size; i++)
+        if (text[i] == '%' && (i == 0 || text[i - 1] == '\n' || text[i - 1] == '\r'))
+            return 1;
+    return 0;
+}
+
 static void drop_frame(Frame *frame) {
     Py_XDECREF(frame->data);
     Py_XDECREF(frame->entries);
@@ -128,6 +167,7 @@ static PyObject *key_text(PyObject *value) {
 }
 
 typedef struct {
+    PyObject *text;    /* what is read */
     PyObject *firsts;  /* the first characters a non-string plain scalar can have */
     PyObject *words;   /* every non-string plain scalar that starts with a letter */
     PyObject *resolve; /* the YAML 1.1 resolver of a plain scalar */
@@ -253,9 +293,13 @@ static int read_document(yaml_parser_t *parser, Options *options, Frame *stack, 
         yaml_event_type_t type = event.type;
         if (type == YAML_DOCUMENT_END_EVENT) {
             yaml_event_delete(&event);
+            if (depth != 0 || root == NULL)
+                status = NOT_MINE; /* no release gives that: the Python reader will say what it is */
             break;
         }
-        if (type == YAML_SCALAR_EVENT) {
+        if (changed_between_releases(&event, depth, options->text)) {
+            status = NOT_MINE;
+        } else if (type == YAML_SCALAR_EVENT) {
             PyObject *value = NULL, *raw = NULL;
             int merge = 0;
             status = scalar_of(&event, options, &value, &raw, &merge);
@@ -290,6 +334,8 @@ static int read_document(yaml_parser_t *parser, Options *options, Frame *stack, 
                 if (frame->data == NULL || frame->entries == NULL || frame->start == NULL)
                     status = -1;
             }
+        } else if ((type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT) && depth == 0) {
+            status = NOT_MINE; /* an end with nothing open: as above */
         } else if (type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT) {
             Frame *frame = &stack[--depth];
             PyObject *id = id_of(frame->data);
@@ -345,6 +391,7 @@ static PyObject *fast_read(PyObject *module, PyObject *args) {
     Options options;
     if (!PyArg_ParseTuple(args, "UO!O!On", &text, &PyFrozenSet_Type, &options.firsts, &PyFrozenSet_Type, &options.words, &options.resolve, &options.max_depth))
         return NULL;
+    options.text = text;
     Py_ssize_t size;
     PyObject *held;
     const char *utf8 = utf8_of(text, &size, &held);
@@ -363,7 +410,7 @@ static PyObject *fast_read(PyObject *module, PyObject *args) {
     }
     /* No encoding is set, as PyYAML sets none: libyaml takes a leading byte-order mark as one. */
     yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
-    int status = 0;
+    int status = has_directive_line(utf8, size) ? NOT_MINE : 0;
     while (status == 0) {
         yaml_event_t event;
         if (!yaml_parser_parse(&parser, &event)) {
@@ -371,10 +418,13 @@ static PyObject *fast_read(PyObject *module, PyObject *args) {
             break;
         }
         yaml_event_type_t type = event.type;
+        int changed = changed_between_releases(&event, 0, text);
         yaml_event_delete(&event);
         if (type == YAML_STREAM_END_EVENT)
             break;
-        if (type == YAML_DOCUMENT_START_EVENT)
+        if (changed)
+            status = NOT_MINE;
+        else if (type == YAML_DOCUMENT_START_EVENT)
             status = read_document(&parser, &options, stack, out);
     }
     yaml_parser_delete(&parser);
@@ -406,7 +456,9 @@ static PyObject *fast_parses(PyObject *module, PyObject *args) {
         return PyErr_NoMemory();
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
-    int ok = 1, done = 0;
+    /* False sends the text to a reader that says why: so does all that releases of libyaml differ on. */
+    int ok = !has_directive_line(utf8, size), done = !ok;
+    Py_ssize_t depth = 0;
     Py_BEGIN_ALLOW_THREADS
     while (!done) {
         yaml_event_t event;
@@ -414,7 +466,15 @@ static PyObject *fast_parses(PyObject *module, PyObject *args) {
             ok = 0;
             break;
         }
-        done = event.type == YAML_STREAM_END_EVENT;
+        if (changed_between_releases(&event, depth, text)) { /* reads the str: immutable, and held */
+            ok = 0;
+            done = 1;
+        }
+        if (event.type == YAML_MAPPING_START_EVENT || event.type == YAML_SEQUENCE_START_EVENT)
+            depth++;
+        else if (event.type == YAML_MAPPING_END_EVENT || event.type == YAML_SEQUENCE_END_EVENT)
+            depth--;
+        done |= event.type == YAML_STREAM_END_EVENT;
         yaml_event_delete(&event);
     }
     Py_END_ALLOW_THREADS
@@ -450,6 +510,10 @@ PyMODINIT_FUNC PyInit__fastread(void) {
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
+    if (PyModule_AddStringConstant(module, "LIBYAML_VERSION", yaml_get_version_string()) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     Py_INCREF(&MarkType);
     if (PyModule_AddObject(module, "Mark", (PyObject *)&MarkType) < 0) {
         Py_DECREF(&MarkType);

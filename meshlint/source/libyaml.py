@@ -12,9 +12,11 @@ holds the readers together). Where neither this reader nor the C one below can b
 extension missing, and meshlint's not built), `available()` is False and ruamel.yaml reads everything.
 
 meshlint's own C reader (`_fastread.c`), where it was built, reads a text first: the documents most
-files hold (no anchor, alias, merge key, tag on a scalar, complex or repeated key, syntax error) it
+files hold (no anchor, alias, merge key, tag, directive, complex or repeated key, syntax error) it
 turns into the same data and marks with no Python object per event, and without PyYAML imported,
-which a pre-commit run would otherwise pay 8 ms for. Any other text it leaves to the loop below.
+which a pre-commit run would otherwise pay 8 ms for. Any other text it leaves to the loop below. It
+links the system's libyaml, which may be another release than the one inside PyYAML's wheel; what
+releases parse differently (a single pair in a flow sequence, deep nesting) it leaves too.
 """
 
 from __future__ import annotations
@@ -38,9 +40,24 @@ def available() -> bool:
 
 
 def readers() -> bytes:
-    """Which reader reads here (a cache made by one is not read back by another). With the C reader,
-    PyYAML is not imported to tell: the texts it leaves give the same data and marks either way."""
-    return b"fastread" if _fast() is not None else b"libyaml" if _pyyaml() else b"ruamel"
+    """Which readers read here, and the C reader's libyaml release (a cache made by one set is not
+    read back by another: PyYAML's parser and ruamel.yaml word some errors differently). With the C
+    reader, PyYAML is not imported to tell which of the two takes what it leaves: its extension's
+    file is looked for instead."""
+    fast = _fast()
+    if fast is None:
+        return b"libyaml" if _pyyaml() else b"ruamel"
+    return f"fastread {fast.LIBYAML_VERSION}, then {'libyaml' if _pyyaml_built() else 'ruamel'}".encode()
+
+
+def _pyyaml_built() -> bool:
+    """Is PyYAML's C extension there to import? Its package is found, not run."""
+    import os
+    from importlib.machinery import EXTENSION_SUFFIXES, PathFinder
+
+    spec = PathFinder.find_spec("yaml")
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    return any(os.path.exists(os.path.join(folder, "_yaml" + suffix)) for folder in folders for suffix in EXTENSION_SUFFIXES)
 
 
 def _fast() -> Any:
