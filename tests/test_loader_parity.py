@@ -55,7 +55,6 @@ HARD = {
     "crlf": "kind: Namespace\r\nmetadata:\r\n  name: x\r\n",
     "unicode": "name: café\nemoji: \"\\U0001F600 ok\"\nkey: 日本語: x\n",
     # Cases the C reader reads itself (the ones above it mostly leaves to Python).
-    "container-tags": "a: !!map {x: 1}\nb: !custom [1, {c: 2}]\nc: !!seq\n- d\n",
     "plain-merge-as-value": "a: <<\nb: [<<]\n",
     "keys-of-every-type": "true: 1\nNo: 2\n~: 3\n0x1F: 4\n1.50: 5\n2024-01-01: 6\n-.inf: 7\n'q': 8\n",
     "empty-values": "a:\nb: ''\nc: []\nd: {}\ne: [~, null, ]\n",
@@ -69,6 +68,7 @@ HARD = {
     # What releases of libyaml parse differently (Debian's 0.2.5 against the one in PyYAML's wheel;
     # `data: [?]]`, which ruamel.yaml.clib's libyaml reads too, is tests/test_fastread.py's).
     "pair-in-flow": "a: [b: 1, ? c, {d: 2}]\n",
+    "container-tags": "a: !!map {x: 1}\nb: !custom [1, {c: 2}]\nc: !!seq\n- d\n",
     "deep-block": "x:\n" + "".join("  " * n + "- \n" for n in range(1, 210)),
     "comments-between": "# Source: x.yaml\n---\n# c\na: 1  # end\n---\n\n# Source: y.yaml\nb: 2\n",
 }

@@ -112,10 +112,7 @@ static int opens_with_brace(PyObject *text, size_t index) {
 #define NESTING_LIMIT 200
 
 static int changed_between_releases(const yaml_event_t *event, Py_ssize_t depth, PyObject *text) {
-    switch (event->type) {
-    case YAML_DOCUMENT_START_EVENT:
-        return event->data.document_start.version_directive != NULL ||
-               event->data.document_start.tag_directives.start != event->data.document_start.tag_directives.end;
+    switch (event->type) { /* a directive is found in the text (`has_directive_line`), before any event */
     case YAML_MAPPING_START_EVENT:
         return event->data.mapping_start.tag != NULL || depth >= NESTING_LIMIT ||
                (event->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE && !opens_with_brace(text, event->start_mark.index));
@@ -230,7 +227,7 @@ static int hand_over(Frame *stack, Py_ssize_t depth, PyObject *value, PyObject *
 /* A scalar event's value and raw text, and whether it is the merge key's word; NOT_MINE for what
  * the Python reader must read. */
 static int scalar_of(yaml_event_t *event, Options *options, PyObject **value, PyObject **raw, int *merge) {
-    if (event->data.scalar.anchor != NULL || event->data.scalar.tag != NULL)
+    if (event->data.scalar.anchor != NULL) /* a tag was left already (`changed_between_releases`) */
         return NOT_MINE;
     PyObject *text = PyUnicode_DecodeUTF8((const char *)event->data.scalar.value, (Py_ssize_t)event->data.scalar.length, "strict");
     if (text == NULL)
@@ -418,13 +415,10 @@ static PyObject *fast_read(PyObject *module, PyObject *args) {
             break;
         }
         yaml_event_type_t type = event.type;
-        int changed = changed_between_releases(&event, 0, text);
         yaml_event_delete(&event);
         if (type == YAML_STREAM_END_EVENT)
             break;
-        if (changed)
-            status = NOT_MINE;
-        else if (type == YAML_DOCUMENT_START_EVENT)
+        if (type == YAML_DOCUMENT_START_EVENT)
             status = read_document(&parser, &options, stack, out);
     }
     yaml_parser_delete(&parser);

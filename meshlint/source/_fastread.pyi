@@ -2,6 +2,8 @@
 from collections.abc import Callable
 from typing import Any, final
 
+from meshlint.source import document
+
 @final
 class Mark:
     def __init__(self, line: int, column: int) -> None: ...
@@ -10,8 +12,9 @@ class Mark:
     @property
     def column(self) -> int: ...
 
-# Per document: root, root mark, 0-based end line, and the raw maps, sequences and starts by id.
-Read = list[tuple[Any, Mark, int, dict[int, dict[Any, tuple[Mark, Mark, str | None, str | None]]], dict[int, list[tuple[Mark, str | None, str | None]]], dict[int, Mark]]]
+# Per document: root, root mark, 0-based end line, and the raw maps, sequences and starts by id,
+# typed as the position table keeps them (its marks are this Mark).
+Read = list[tuple[Any, document.Mark, int, dict[int, document.RawMap], dict[int, document.RawSeq], dict[int, document.Mark]]]
 
 def read(text: str, first_characters: frozenset[str], letter_words: frozenset[str], resolve_plain: Callable[[str], Any], max_depth: int, /) -> Read | None: ...
 def parses(text: str, /) -> bool: ...

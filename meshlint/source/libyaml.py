@@ -6,9 +6,9 @@ keyed by the first character (most keys and strings start with a letter no impli
 with). Positions are not computed: each container keeps the marks of its entries, and a `Node`
 turns a mark into a `Position` only when asked (`document.PositionTable`).
 
-It reads exactly what `compose.Converter` reads from ruamel.yaml's composer (the same libyaml,
-the same duplicate-key, merge-key, recursive-alias and depth rules; tests/test_loader_parity.py
-holds the readers together). Where neither this reader nor the C one below can be had (PyYAML's C
+It reads exactly what `compose.Converter` reads from ruamel.yaml's composer (the same duplicate-key,
+merge-key, recursive-alias and depth rules, over the libyaml each extension carries;
+tests/test_loader_parity.py holds the readers together). Where neither this reader nor the C one below can be had (PyYAML's C
 extension missing, and meshlint's not built), `available()` is False and ruamel.yaml reads everything.
 
 meshlint's own C reader (`_fastread.c`), where it was built, reads a text first: the documents most
@@ -22,11 +22,14 @@ releases parse differently (a single pair in a flow sequence, deep nesting) it l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
-from meshlint.source.document import Document, Mark, Placer, PositionTable, RawMap, RawSeq
+from meshlint.source.document import Document, Placer, PositionTable, RawMap
 from meshlint.source.yaml11 import implicit_first_characters, letter_words, resolve_plain, scalar_of
+
+if TYPE_CHECKING:
+    from meshlint.source._fastread import Read
 
 _parser: Any = None  # PyYAML's CParser class, or False when it cannot be had
 _events: Any = None
@@ -96,7 +99,7 @@ NON_PRINTABLE_SHORT = "[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uD800-\uDFF
 def _spare_the_long_class() -> None:
     """Importing PyYAML compiles `NON_PRINTABLE` (its pure reader's check, which meshlint never
     runs: libyaml reads). re's compiler walks the class's 63,000 BMP code points one at a time, 4-5 ms
-    of a pre-commit run's 65. `re.compile` looks a pattern's text up in re's cache before compiling
+    of a pre-commit run that imports PyYAML (one where the C reader leaves a text, or is not built). `re.compile` looks a pattern's text up in re's cache before compiling
     it, so the short form, which matches the same characters and compiles in 0.6 ms, is placed there
     under the long form's text. Where re keeps its cache otherwise, nothing is placed and PyYAML
     compiles its own, as before."""
@@ -316,8 +319,8 @@ def read_documents(
 
 
 def _take(
-    read: list[tuple[Any, Mark, int, dict[int, RawMap], dict[int, RawSeq], dict[int, Mark]]], documents: list[Document],
-    problems: list[SyntaxProblem], path: str, lines: Sequence[str], index: int, line_offset: int, place: Placer | None, counts: list[int] | None,
+    read: Read, documents: list[Document], problems: list[SyntaxProblem], path: str, lines: Sequence[str], index: int, line_offset: int,
+    place: Placer | None, counts: list[int] | None,
 ) -> int:
     """The C reader's documents as `read_documents` appends its own: the same tables, roots and
     rendered-from comments (no problems: a text with any is left to the Python loop)."""
