@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from meshlint.source import inputs
 from meshlint.source.inputs import collect, helm_chart_of
 from meshlint.source.kustomize import patch_fragments
 
@@ -84,3 +87,22 @@ def test_kustomize_patch_fragments_from_every_patch_field(tmp_path, monkeypatch)
     assert patch_fragments(["overlay/kustomization.yaml", "base/app.yaml"]) == expected
     # A named file alone (pre-commit) finds the kustomization beside it.
     assert patch_fragments(["overlay/replicas.yaml"]) == expected
+
+
+def test_read_gives_every_byte_of_files_of_any_size(tmp_path):
+    # Read from the descriptor in chunks: empty, exactly one chunk, and one byte past several chunks
+    # (a CRLF and a byte that is not UTF-8 among them: the bytes, not a decoded text).
+    for size in (0, inputs._READ_SIZE, 3 * inputs._READ_SIZE + 1):
+        path = tmp_path / f"f{size}.yaml"
+        data = (b"a: 1\r\n\xff" * (size // 7 + 1))[:size]
+        path.write_bytes(data)
+        assert inputs.read(str(path)) == data
+
+
+def test_read_raises_what_the_check_words_for_a_folder_or_a_missing_file(tmp_path):
+    with pytest.raises(IsADirectoryError) as folder:
+        inputs.read(str(tmp_path))
+    assert folder.value.strerror == "Is a directory"
+    with pytest.raises(FileNotFoundError) as missing:
+        inputs.read(str(tmp_path / "gone.yaml"))
+    assert missing.value.strerror == "No such file or directory"
