@@ -73,7 +73,8 @@ def tool(name: str) -> str:
 
 
 class Run:
-    """One whole-process run: wall seconds, peak resident MiB (largest process), exit code."""
+    """One whole-process run: wall seconds, CPU seconds (user + system, all its processes), peak
+    resident MiB (largest process), exit code."""
 
     def __init__(self, cmd: list[str], cwd: str | None = None, stdin: str | None = None, before: Callable[[], None] | None = None) -> None:
         if before is not None:
@@ -83,6 +84,7 @@ class Run:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(proc.pid, 0)
             self.seconds = time.perf_counter() - start
+        self.cpu = usage.ru_utime + usage.ru_stime  # wait4 counts the workers a run waited for
         self.peak = usage.ru_maxrss / 1024
         self.code = os.waitstatus_to_exitcode(status)
 
@@ -105,12 +107,13 @@ class Pair:
             self.b.append(Run(b, before=before_b, **{**options, "stdin": stdin_b}))  # type: ignore[arg-type]
         self.time = statistics.median(x.seconds / y.seconds for x, y in zip(self.a, self.b, strict=True))
         self.memory = statistics.median(x.peak / y.peak for x, y in zip(self.a, self.b, strict=True))
+        self.cpu = statistics.median(x.cpu / y.cpu for x, y in zip(self.a, self.b, strict=True))
         self.a_time, self.b_time = statistics.median(r.seconds for r in self.a), statistics.median(r.seconds for r in self.b)
         self.a_peak, self.b_peak = max(r.peak for r in self.a), max(r.peak for r in self.b)
         codes = sorted({r.code for r in self.a}), sorted({r.code for r in self.b})
         print(f"  A: median {self.a_time:.3f} s, peak {self.a_peak:.0f} MiB, exit {codes[0]}")
         print(f"  B: median {self.b_time:.3f} s, peak {self.b_peak:.0f} MiB, exit {codes[1]}")
-        print(f"  A/B: time {self.time:.2f} (median of {pairs} pairs), peak memory {self.memory:.2f}")
+        print(f"  A/B: time {self.time:.2f} (median of {pairs} pairs), cpu {self.cpu:.2f}, peak memory {self.memory:.2f}")
 
 
 class Verdicts:
@@ -203,6 +206,10 @@ def main() -> None:
             both = Pair("for the record: two --jobs 1 runs at once / one alone", ["sh", "-c", f"{single_cmd} & {single_cmd}; wait"],
                         meshlint(trees[small], "--jobs", "1", "--no-cache"), max(3, pairs // 2))
             print(f"  two processes on this machine: at most {2 / both.time:.2f}x one (the default jobs reach {1 / jobs.time:.2f}x)")
+            # What the split itself costs: CPU the default jobs spend beyond --jobs 1's (a pool's fork,
+            # the first pass's merge, results pickled back, workers that slow each other). Shared
+            # perfectly over two cores, the default jobs can be at most 2 / that ratio faster.
+            print(f"  the default jobs use {jobs.cpu:.2f}x the CPU of --jobs 1: at most {2 / jobs.cpu:.2f}x on two cores")
             identical = same_output(meshlint(trees[small], "--jobs", "1", "--no-cache"), meshlint(trees[small], "--no-cache"))
             print(f"  default jobs and --jobs 1 write the same bytes: {'yes' if identical else 'NO'}")
             verdicts.at_least("default jobs and --jobs 1 agree (1 = byte for byte)", float(identical), 1.0)
