@@ -213,6 +213,11 @@ def _is_ancestor(target: str, current: str, visited: set[str]) -> bool:
 # every fix is checked before anything is written (meshlint.fix.rounds). Empty in any other run.
 OVERLAY: dict[str, bytes] = {}
 
+# Inputs are read in chunks of this size, from the descriptor in binary mode (Windows opens in text
+# mode otherwise).
+_READ_SIZE = 1 << 18
+_BINARY = getattr(os, "O_BINARY", 0)
+
 
 def read(path: str) -> bytes:
     """Read one input. Raises OSError for a file that vanished or cannot be read."""
@@ -232,10 +237,6 @@ def read(path: str) -> bytes:
         return parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
-
-
-_BINARY = getattr(os, "O_BINARY", 0)  # Windows opens in text mode otherwise
-_READ_SIZE = 1 << 18
 
 
 def display_name(path: str) -> str:

@@ -8,8 +8,9 @@ turns a mark into a `Position` only when asked (`document.PositionTable`).
 
 It reads exactly what `compose.Converter` reads from ruamel.yaml's composer (the same duplicate-key,
 merge-key, recursive-alias and depth rules, over the libyaml each extension carries;
-tests/test_loader_parity.py holds the readers together). Where neither this reader nor the C one below can be had (PyYAML's C
-extension missing, and meshlint's not built), `available()` is False and ruamel.yaml reads everything.
+tests/test_loader_parity.py holds the readers together). Where neither this reader nor the C one
+below can be had (PyYAML's C extension missing, and meshlint's not built), `available()` is False and
+ruamel.yaml reads everything.
 
 meshlint's own C reader (`_fastread.c`), where it was built, reads a text first: the documents most
 files hold (no anchor, alias, merge key, tag, directive, complex or repeated key, syntax error) it
@@ -99,10 +100,10 @@ NON_PRINTABLE_SHORT = "[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uD800-\uDFF
 def _spare_the_long_class() -> None:
     """Importing PyYAML compiles `NON_PRINTABLE` (its pure reader's check, which meshlint never
     runs: libyaml reads). re's compiler walks the class's 63,000 BMP code points one at a time, 4-5 ms
-    of a pre-commit run that imports PyYAML (one where the C reader leaves a text, or is not built). `re.compile` looks a pattern's text up in re's cache before compiling
-    it, so the short form, which matches the same characters and compiles in 0.6 ms, is placed there
-    under the long form's text. Where re keeps its cache otherwise, nothing is placed and PyYAML
-    compiles its own, as before."""
+    of a pre-commit run that imports PyYAML (one where the C reader leaves a text, or is not built).
+    `re.compile` looks a pattern's text up in re's cache before compiling it, so the short form, which
+    matches the same characters and compiles in 0.6 ms, is placed there under the long form's text.
+    Where re keeps its cache otherwise, nothing is placed and PyYAML compiles its own, as before."""
     import re
 
     cache = getattr(re, "_cache", None)
