@@ -70,55 +70,24 @@ def _cgroup_quota(root: str = "/sys/fs/cgroup") -> float | None:
     except (OSError, ValueError):
         return None
 
-# What the workers run, set before the pool forks so that they inherit it (with the mesh context).
-_WORK: tuple[Callable[[str], FileResult], list[str]] | None = None
-
 
 def check_files(check: Callable[[str], FileResult], files: list[str], jobs: int) -> Iterator[FileResult]:
     """Each file's result, in file order, as the workers finish them (never all held at once)."""
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        yield from (check(p) for p in files)  # workers could not inherit the context
+    if not hasattr(os, "fork"):
+        yield from map(check, files)  # workers could not inherit the context
         return
-    global _WORK
-    _WORK = (check, files)
-    try:
-        size = max(1, min(64, len(files) // (jobs * 8)))
-        batches = [range(i, min(i + size, len(files))) for i in range(0, len(files), size)]
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            for batch in pool.imap(_check_batch, batches):
-                yield from batch
-    finally:
-        _WORK = None
+    from meshlint.engine.forked import forked
 
-
-def _check_batch(indexes: range) -> list[FileResult]:
-    assert _WORK is not None, "workers are forked after the work is set"
-    check, files = _WORK
-    return [check(files[i]) for i in indexes]
-
-
-
-
-_TASK: Callable[[Any], Any] | None = None
+    size = max(1, min(64, len(files) // (jobs * 8)))  # a few tasks a worker at the end, to even out the tail
+    starts = range(0, len(files), size)
+    for batch in forked(lambda n: [check(path) for path in files[starts[n] : starts[n] + size]], len(starts), jobs):
+        yield from batch
 
 
 def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> list[T]:
     """`task` of each item in `jobs` forked workers (which inherit what the task reads), in order."""
-    import multiprocessing
-
-    if jobs < 2 or len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs < 2 or len(items) < 2 or not hasattr(os, "fork"):
         return [task(item) for item in items]
-    global _TASK
-    _TASK = task
-    try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
-            return pool.map(_run_task, items, chunksize=1)
-    finally:
-        _TASK = None
+    from meshlint.engine.forked import forked
 
-
-def _run_task(item: Any) -> Any:
-    assert _TASK is not None, "workers are forked after the task is set"
-    return _TASK(item)
+    return list(forked(lambda n: task(items[n]), len(items), min(jobs, len(items))))
