@@ -1,9 +1,11 @@
 """The forked pool: results in task order whatever order they finish in, a task's error raised in the
-parent, a lost worker reported instead of waited for, and no worker left behind."""
+parent, a lost worker reported at once instead of waited for, and no worker or pipe left behind."""
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import time
 
 import pytest
@@ -11,6 +13,24 @@ import pytest
 from meshlint.engine import forked as pool
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")
+
+
+@pytest.fixture(autouse=True)
+def no_hang():
+    """A pool that would wait forever fails its test instead of stopping the suite."""
+
+    def stuck(*_):
+        raise TimeoutError("the pool hung")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def open_fds():
+    return sorted(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
 
 def test_results_come_in_task_order_whatever_order_they_finish_in():
@@ -24,8 +44,8 @@ def test_results_come_in_task_order_whatever_order_they_finish_in():
     assert os.getpid() not in workers and 1 <= len(workers) <= 2
 
 
-def test_more_tasks_than_one_write_of_numbers_holds():
-    count = pool._FEED * 3 + 5  # fed to the workers over several writes
+def test_more_numbers_than_a_pipe_holds_are_fed_as_the_workers_take_them():
+    count = 40_000  # 160 KB of task numbers: the pipe fills, and the parent feeds it between results
     assert list(pool.forked(lambda n: n, count, 2)) == list(range(count))
 
 
@@ -34,35 +54,105 @@ def test_a_result_bigger_than_a_pipe_comes_whole():
     assert list(pool.forked(lambda n: big[n:], 3, 2)) == [big, big[1:], big[2:]]
 
 
-def test_a_tasks_error_is_raised_in_the_parent():
+def test_no_tasks_and_more_workers_than_tasks():
+    assert list(pool.forked(lambda n: n, 0, 2)) == []
+    assert list(pool.forked(lambda n: n, 1, 8)) == [0]
+
+
+def test_a_tasks_error_is_raised_in_the_parent_with_where_it_was_raised():
     def task(n):
         if n == 5:
             raise ValueError(f"task {n} went wrong")
         return n
 
-    with pytest.raises(ValueError, match=r"^task 5 went wrong$"):
+    with pytest.raises(ValueError, match=r"^task 5 went wrong$") as raised:
         list(pool.forked(task, 10, 2))
+    assert isinstance(raised.value.__cause__, pool.WorkerTraceback)
+    assert 'raise ValueError(f"task {n} went wrong")' in str(raised.value.__cause__)
+
+
+class TwoArguments(Exception):
+    def __init__(self, first, second):
+        super().__init__(f"{first} and {second}")
+
+
+def test_an_error_that_cannot_be_unpickled_comes_as_its_words():
+    def task(n):
+        raise TwoArguments("this", "that")
+
+    with pytest.raises(RuntimeError, match=r"^TwoArguments: this and that$"):
+        list(pool.forked(task, 2, 2))
+
+
+def test_an_exit_in_a_task_is_raised_in_the_parent():
+    with pytest.raises(SystemExit) as raised:
+        list(pool.forked(lambda n: sys.exit(3), 2, 2))
+    assert raised.value.code == 3
 
 
 def test_a_result_that_cannot_be_pickled_is_an_error_not_a_hang():
-    with pytest.raises(RuntimeError, match=r"^generator: "):
+    with pytest.raises(TypeError, match=r"^cannot pickle 'generator' object$"):
         list(pool.forked(lambda n: (i for i in range(n)), 2, 2))
 
 
-def test_a_worker_that_dies_is_reported_not_waited_for():
+def test_a_worker_that_dies_is_reported_at_once(tmp_path):
+    ran = tmp_path / "ran"
+    ran.write_text("")
+
     def task(n):
-        if n == 3:
+        if n == 0:
             os._exit(9)  # as if the kernel killed it
+        with open(ran, "a") as log:
+            log.write(f"{n}\n")
+        time.sleep(0.2)
         return n
 
-    with pytest.raises(pool.WorkerLost, match=r"^a worker process ended with \d+ of 8 tasks unfinished \(killed, or out of memory\?\)$"):
-        list(pool.forked(task, 8, 2))
+    with pytest.raises(pool.WorkerLost, match=r"^a worker process ended with \d+ of 20 tasks unfinished \(killed, or out of memory\?\)$"):
+        list(pool.forked(task, 20, 2))
+    assert len(ran.read_text().split()) < 19  # the other worker was not waited for
 
 
-def test_a_run_stopped_early_leaves_no_worker_behind():
-    results = pool.forked(lambda n: (time.sleep(0.01), os.getpid())[1], 200, 2)
+def test_a_run_stopped_early_kills_its_workers_and_leaves_no_pipe_open():
+    before = open_fds()
+    started = time.monotonic()
+    results = pool.forked(lambda n: (time.sleep(0 if n < 2 else 30), os.getpid())[1], 8, 2)
     pids = {next(results), next(results)}
     results.close()  # the report stopped reading: the workers still at work are killed and reaped
+    assert time.monotonic() - started < 20
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+    assert open_fds() == before
+
+
+def test_no_pipe_left_open_after_a_run_an_error_or_a_fork_that_fails(monkeypatch, tmp_path):
+    before = open_fds()
+    results = pool.forked(lambda n: n, 50, 2)
+    next(results)
+    with open(tmp_path / "report", "w") as report:  # a file the consumer opens while the workers run
+        assert list(results) == list(range(1, 50))
+        os.fstat(report.fileno())  # still its own: the pool closed only its pipes
+    assert open_fds() == before
+    with pytest.raises(ZeroDivisionError):
+        list(pool.forked(lambda n: 1 // 0, 4, 2))
+    assert open_fds() == before
+    forks = []
+    real_fork = os.fork
+
+    def second_fails():
+        forks.append(1)
+        if len(forks) == 2:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", second_fails)
+    with pytest.raises(BlockingIOError):
+        list(pool.forked(lambda n: n, 4, 2))
+    assert open_fds() == before
+
+
+def test_a_pool_started_inside_another_does_not_keep_the_first_open():
+    outer = pool.forked(lambda n: n, 40_000, 2)  # still being fed when the inner pool forks
+    assert next(outer) == 0
+    assert list(pool.forked(lambda n: -n, 4, 2)) == [0, -1, -2, -3]
+    assert list(outer) == list(range(1, 40_000))

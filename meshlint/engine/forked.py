@@ -14,125 +14,191 @@ import contextlib
 import gc
 import os
 import pickle
+import select
 import selectors
 import signal
 import struct
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+import sys
+import traceback
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 _NUMBER = struct.Struct("<I")  # a task's number, on the shared pipe
 _FRAME = struct.Struct("<IQ?")  # a result's task number, its pickled length, and whether the task raised
-# Up to PIPE_BUF bytes go into a pipe whole or not at all, so no worker ever reads half a number.
-_FEED = 4096 // _NUMBER.size
+# A write of up to PIPE_BUF bytes goes into a pipe whole or not at all, and PIPE_BUF is a power of two:
+# the shared pipe only ever holds whole numbers, so a worker's read of one number never gets part of it.
+_FEED = select.PIPE_BUF // _NUMBER.size
+
+# The parent's ends of the pipes of every pool still running, closed in each new worker: a worker that
+# kept another pool's number pipe open would keep that pool's workers from ever seeing its end.
+_OPEN: set[int] = set()
 
 
 class WorkerLost(RuntimeError):
     """A worker ended before sending back every task it took (killed, or out of memory)."""
 
 
-def forked(task: Callable[[int], T], count: int, jobs: int) -> Iterator[T]:
+class WorkerTraceback(Exception):
+    """Where a task raised, in its worker: the cause of the error raised in the parent."""
+
+
+def forked(task: Callable[[int], T], count: int, jobs: int) -> Generator[T, None, None]:
     """`task(n)` for each n below `count`, worked out by `jobs` forked processes, yielded in order of n
     as they come (a result waits only for those before it). A task's exception is raised here."""
-    numbers_out, numbers_in = os.pipe()
-    workers: dict[int, int] = {}  # each worker's result pipe (the parent's end) and process id
-    finished = False
+    if count == 0:
+        return
+    pool = _Pool()
     try:
-        for _ in range(jobs):
-            results_out, results_in = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: it never returns
-                os.close(results_out)
-                os.close(numbers_in)  # else the shared pipe would never end for any worker
-                for fd in workers:
-                    os.close(fd)
-                _work(task, numbers_out, results_in)
-            os.close(results_in)
-            workers[results_out] = pid
-        os.close(numbers_out)
-        yield from _gather(count, numbers_in, workers)
-        finished = True
+        pool.start(task, min(jobs, count))
+        yield from pool.gather(count)
     finally:
-        _close(numbers_in)
-        _end(workers, finished)
+        pool.end()
 
 
-def _gather(count: int, numbers_in: int, workers: dict[int, int]) -> Iterator[T]:
-    """Feed the numbers, read the results, and give them in order."""
-    os.set_blocking(numbers_in, False)
-    fed = 0
-    waiting: dict[int, T] = {}
-    following = 0
-    with selectors.DefaultSelector() as selector:
-        selector.register(numbers_in, selectors.EVENT_WRITE)
-        for fd in workers:
-            selector.register(fd, selectors.EVENT_READ)
-        while following < count:
-            while following in waiting:
-                yield waiting.pop(following)
-                following += 1
-            if following == count:
-                break
-            if len(selector.get_map()) == (1 if fed < count else 0):
-                raise WorkerLost(f"a worker process ended with {count - following} of {count} tasks unfinished (killed, or out of memory?)")
-            for key, _ in selector.select():
-                if key.fd == numbers_in:
-                    fed = _feed(numbers_in, fed, count)
-                    if fed == count:
-                        selector.unregister(numbers_in)
-                        os.close(numbers_in)  # the workers stop at the pipe's end
-                    continue
-                frame = _read(key.fd, _FRAME.size)
-                if not frame:
-                    selector.unregister(key.fd)  # this worker is done (or lost: see above)
-                    continue
-                number, size, raised = _FRAME.unpack(frame)
-                value = pickle.loads(_read(key.fd, size))
-                if raised:
-                    raise value
-                waiting[number] = value
+class _Pool:
+    def __init__(self) -> None:
+        self.fds: set[int] = set()  # the parent's open ends, closed once each
+        self.numbers_in = -1  # the parent's end of the shared pipe of numbers
+        self.workers: dict[int, int] = {}  # each worker's result pipe (the parent's end) and process id
+
+    def pipe(self) -> tuple[int, int]:
+        out, into = os.pipe()
+        self.fds.update((out, into))
+        _OPEN.update((out, into))
+        return out, into
+
+    def close(self, fd: int) -> None:
+        if fd in self.fds:
+            self.fds.discard(fd)
+            _OPEN.discard(fd)
+            os.close(fd)
+
+    def start(self, task: Callable[[int], object], jobs: int) -> None:
+        numbers_out, self.numbers_in = self.pipe()
+        for stream in (sys.stdout, sys.stderr):  # else what they hold would come out once more per worker
+            with contextlib.suppress(Exception):
+                stream.flush()
+        for _ in range(jobs):
+            results_out, results_in = self.pipe()
+            # Ctrl-C is held back until the worker has let go of the parent's stack and exits on it.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            pid = -1
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _worker(task, numbers_out, results_in, held)
+            finally:
+                if pid != 0:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            self.close(results_in)
+            self.workers[results_out] = pid
+        self.close(numbers_out)
+
+    def gather(self, count: int) -> Iterator[Any]:
+        """Feed the numbers, read the results, and give them in order."""
+        os.set_blocking(self.numbers_in, False)
+        fed = 0
+        waiting: dict[int, object] = {}
+        following = 0
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.numbers_in, selectors.EVENT_WRITE)
+            for fd in self.workers:
+                selector.register(fd, selectors.EVENT_READ)
+            while following < count:
+                while following in waiting:
+                    yield waiting.pop(following)
+                    following += 1
+                if following == count:
+                    break
+                for key, _ in selector.select():
+                    if key.fd == self.numbers_in:
+                        fed = _feed(self.numbers_in, fed, count)
+                        if fed == count:
+                            selector.unregister(self.numbers_in)
+                            self.close(self.numbers_in)  # the workers stop at the pipe's end
+                        continue
+                    frame = _read(key.fd, _FRAME.size)
+                    if frame:
+                        number, size, raised = _FRAME.unpack(frame)
+                        value = pickle.loads(_read(key.fd, size))
+                        if raised:
+                            error, where = value
+                            raise error from WorkerTraceback(where)
+                        waiting[number] = value
+                        continue
+                    selector.unregister(key.fd)
+                    # A worker leaves without an error only once every number is handed out.
+                    status = os.waitpid(self.workers.pop(key.fd), 0)[1]
+                    self.close(key.fd)
+                    if status != 0 or fed < count or not self.workers:
+                        unfinished = count - following - len(waiting)
+                        raise WorkerLost(f"a worker process ended with {unfinished} of {count} tasks unfinished (killed, or out of memory?)")
+
+    def end(self) -> None:
+        """Every pipe closed and every worker reaped. After the last result a worker has nothing more
+        to give and is leaving (the shared pipe has ended); one still there (the run stopped early, or
+        failed) is killed, so that nothing here can wait on a worker."""
+        for fd in list(self.fds):
+            self.close(fd)
+        for pid in self.workers.values():
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
 
 
 def _feed(numbers_in: int, fed: int, count: int) -> int:
     while fed < count:
         chunk = b"".join(_NUMBER.pack(n) for n in range(fed, min(fed + _FEED, count)))
         try:
-            os.write(numbers_in, chunk)
+            written = os.write(numbers_in, chunk)
         except BlockingIOError:
             break  # the workers have enough to go on with
         except BrokenPipeError:
             raise WorkerLost("every worker process ended before the work was handed out") from None
+        if written != len(chunk):
+            raise WorkerLost(f"a pipe took {written} of {len(chunk)} bytes, which would split a task's number")
         fed += len(chunk) // _NUMBER.size
     return fed
 
 
-def _work(task: Callable[[int], object], numbers_out: int, results_in: int) -> None:
+def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, held: Iterable[int]) -> None:
     """A worker's whole life: tasks until the shared pipe ends, then out, with no clean-up of the
     parent's (its buffers, its exit handlers are the parent's to run)."""
-    code = 0
+    code = 1
     try:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent speaks for the run
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for fd in _OPEN - {numbers_out, results_in}:
+            os.close(fd)
         gc.freeze()  # the parent's objects stay out of this worker's collections (and so shared)
-        while True:
-            number = os.read(numbers_out, _NUMBER.size)
-            if not number:
-                break
+        while number := _read(numbers_out, _NUMBER.size):
             (n,) = _NUMBER.unpack(number)
-            try:
-                value, raised = task(n), False
-            except Exception as err:  # the parent raises it
-                value, raised = err, True
-            try:
-                payload = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-            except Exception as err:
-                payload, raised = pickle.dumps(RuntimeError(f"{type(value).__name__}: {value} ({err})")), True
-            _write(results_in, _FRAME.pack(n, len(payload), raised) + payload)
-    except BaseException:
-        code = 1
+            _write(results_in, _result(task, n))
+        code = 0
     finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
         os._exit(code)
+
+
+def _result(task: Callable[[int], object], n: int) -> bytes:
+    """Task n's result as a frame, or the error it raised (with where, in this worker)."""
+    try:
+        payload = pickle.dumps(task(n), pickle.HIGHEST_PROTOCOL)
+        return _FRAME.pack(n, len(payload), False) + payload
+    except BaseException as err:  # sys.exit() in a task too: the parent raises it as the task would have
+        where = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+        try:
+            payload = pickle.dumps((err, where), pickle.HIGHEST_PROTOCOL)
+            pickle.loads(payload)  # an exception with arguments of its own may not come back
+        except Exception:
+            payload = pickle.dumps((RuntimeError(f"{type(err).__name__}: {err}"), where), pickle.HIGHEST_PROTOCOL)
+        return _FRAME.pack(n, len(payload), True) + payload
 
 
 def _read(fd: int, size: int) -> bytes:
@@ -153,21 +219,3 @@ def _write(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):  # closed when the last number went out
-        os.close(fd)
-
-
-def _end(workers: dict[int, int], finished: bool) -> None:
-    """Every worker reaped. After the last result they are leaving (the shared pipe has ended); a run
-    that stopped early, or failed, kills those still at work first."""
-    for fd, pid in workers.items():
-        _close(fd)
-        try:
-            if not finished and os.waitpid(pid, os.WNOHANG)[0] == 0:
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass

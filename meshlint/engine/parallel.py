@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -80,8 +81,9 @@ def check_files(check: Callable[[str], FileResult], files: list[str], jobs: int)
 
     size = max(1, min(64, len(files) // (jobs * 8)))  # a few tasks a worker at the end, to even out the tail
     starts = range(0, len(files), size)
-    for batch in forked(lambda n: [check(path) for path in files[starts[n] : starts[n] + size]], len(starts), jobs):
-        yield from batch
+    with contextlib.closing(forked(lambda n: [check(path) for path in files[starts[n] : starts[n] + size]], len(starts), jobs)) as batches:
+        for batch in batches:  # a run that stops reading stops the workers too
+            yield from batch
 
 
 def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> list[T]:
@@ -90,4 +92,4 @@ def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> lis
         return [task(item) for item in items]
     from meshlint.engine.forked import forked
 
-    return list(forked(lambda n: task(items[n]), len(items), min(jobs, len(items))))
+    return list(forked(lambda n: task(items[n]), len(items), jobs))
