@@ -206,10 +206,11 @@ def main() -> None:
             both = Pair("for the record: two --jobs 1 runs at once / one alone", ["sh", "-c", f"{single_cmd} & {single_cmd}; wait"],
                         meshlint(trees[small], "--jobs", "1", "--no-cache"), max(3, pairs // 2))
             print(f"  two processes on this machine: at most {2 / both.time:.2f}x one (the default jobs reach {1 / jobs.time:.2f}x)")
-            # What the split itself costs: CPU the default jobs spend beyond --jobs 1's (each worker
-            # loads again what a check loads lazily and warms its own caches; the parent unpickles
-            # every result; two busy cores slow each other a little). Shared perfectly over two
-            # cores, the default jobs can be at most 2 / that ratio faster.
+            # What the split itself costs: CPU the default jobs spend beyond --jobs 1's (measured on
+            # the 10k tree: each worker loads again what a check loads lazily, about 35 ms; the parent
+            # unpickles every result, about 0.09 s; the first pass has a pool of its own; two busy
+            # cores slow each other by a few percent). Shared perfectly over two cores, the default
+            # jobs can be at most 2 / that ratio faster.
             print(f"  the default jobs use {jobs.cpu:.2f}x the CPU of --jobs 1: at most {2 / jobs.cpu:.2f}x on two cores")
             identical = same_output(meshlint(trees[small], "--jobs", "1", "--no-cache"), meshlint(trees[small], "--no-cache"))
             print(f"  default jobs and --jobs 1 write the same bytes: {'yes' if identical else 'NO'}")

@@ -3,8 +3,10 @@ parent, a lost worker reported at once instead of waited for, and no worker or p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -12,7 +14,7 @@ import pytest
 
 from meshlint.engine import forked as pool
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="the pool forks; its pipes are counted in /proc")
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +29,14 @@ def no_hang():
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
+
+
+def is_open(fd):
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 def open_fds():
@@ -116,12 +126,11 @@ def test_a_run_stopped_early_kills_its_workers_and_leaves_no_pipe_open():
     before = open_fds()
     started = time.monotonic()
     results = pool.forked(lambda n: (time.sleep(0 if n < 2 else 30), os.getpid())[1], 8, 2)
-    pids = {next(results), next(results)}
+    assert next(results) != os.getpid()
     results.close()  # the report stopped reading: the workers still at work are killed and reaped
     assert time.monotonic() - started < 20
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child of this process is left, running or unreaped
     assert open_fds() == before
 
 
@@ -149,10 +158,41 @@ def test_no_pipe_left_open_after_a_run_an_error_or_a_fork_that_fails(monkeypatch
     with pytest.raises(BlockingIOError):
         list(pool.forked(lambda n: n, 4, 2))
     assert open_fds() == before
+    monkeypatch.undo()
+    pipes = []
+    real_pipe = os.pipe
+
+    def third_fails():
+        pipes.append(1)
+        if len(pipes) == 3:
+            raise OSError(24, "Too many open files")
+        return real_pipe()
+
+    monkeypatch.setattr(os, "pipe", third_fails)
+    with pytest.raises(OSError, match="Too many open files"):
+        list(pool.forked(lambda n: n, 4, 2))
+    assert open_fds() == before
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
 
 
-def test_a_pool_started_inside_another_does_not_keep_the_first_open():
-    outer = pool.forked(lambda n: n, 40_000, 2)  # still being fed when the inner pool forks
-    assert next(outer) == 0
-    assert list(pool.forked(lambda n: -n, 4, 2)) == [0, -1, -2, -3]
-    assert list(outer) == list(range(1, 40_000))
+def test_a_pool_started_inside_another_holds_none_of_its_pipes():
+    with contextlib.closing(pool.forked(lambda n: n, 40_000, 2)) as outer:  # still being fed
+        assert next(outer) == 0
+        theirs = set(pool._OPEN)
+        assert theirs  # the outer pool's ends: its number pipe, its workers' result pipes
+        assert list(pool.forked(lambda n: [fd for fd in sorted(theirs) if is_open(fd)], 2, 2)) == [[], []]
+        assert list(outer) == list(range(1, 40_000))
+
+
+def test_what_the_parent_had_written_comes_out_once():
+    script = (
+        "import sys, time\n"
+        "from meshlint.engine.forked import forked\n"
+        "sys.stdout.write('before the pool\\n')\n"  # held in the buffer: stdout is a pipe here
+        # Task 0 keeps one worker busy while the other takes the rest and leaves on its own.
+        "print(list(forked(lambda n: time.sleep(0.3) or n if n == 0 else n, 4, 2)))\n"
+    )
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True, env=buffered)
+    assert done.stdout == "before the pool\n[0, 1, 2, 3]\n"

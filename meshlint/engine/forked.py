@@ -27,12 +27,13 @@ T = TypeVar("T")
 
 _NUMBER = struct.Struct("<I")  # a task's number, on the shared pipe
 _FRAME = struct.Struct("<IQ?")  # a result's task number, its pickled length, and whether the task raised
-# A write of up to PIPE_BUF bytes goes into a pipe whole or not at all, and PIPE_BUF is a power of two:
-# the shared pipe only ever holds whole numbers, so a worker's read of one number never gets part of it.
+# A write of up to PIPE_BUF bytes goes into a pipe whole or not at all: the shared pipe only ever holds
+# whole numbers, so a worker's read of one number never gets part of it.
 _FEED = select.PIPE_BUF // _NUMBER.size
 
 # The parent's ends of the pipes of every pool still running, closed in each new worker: a worker that
-# kept another pool's number pipe open would keep that pool's workers from ever seeing its end.
+# kept a pool's number pipe open (its own pool's too) would keep that pool's workers from seeing its end,
+# and they would wait to be killed instead of leaving.
 _OPEN: set[int] = set()
 
 
@@ -106,7 +107,7 @@ class _Pool:
             selector.register(self.numbers_in, selectors.EVENT_WRITE)
             for fd in self.workers:
                 selector.register(fd, selectors.EVENT_READ)
-            while following < count:
+            while True:
                 while following in waiting:
                     yield waiting.pop(following)
                     following += 1
@@ -137,9 +138,9 @@ class _Pool:
                         raise WorkerLost(f"a worker process ended with {unfinished} of {count} tasks unfinished (killed, or out of memory?)")
 
     def end(self) -> None:
-        """Every pipe closed and every worker reaped. After the last result a worker has nothing more
-        to give and is leaving (the shared pipe has ended); one still there (the run stopped early, or
-        failed) is killed, so that nothing here can wait on a worker."""
+        """Every pipe closed and every worker reaped. A worker still there (at work when the run stopped
+        early or failed, or still leaving after the last result) is killed: it has nothing more to
+        give, and nothing here waits on one."""
         for fd in list(self.fds):
             self.close(fd)
         for pid in self.workers.values():
@@ -165,8 +166,8 @@ def _feed(numbers_in: int, fed: int, count: int) -> int:
 
 
 def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, held: Iterable[int]) -> None:
-    """A worker's whole life: tasks until the shared pipe ends, then out, with no clean-up of the
-    parent's (its buffers, its exit handlers are the parent's to run)."""
+    """A worker's whole life: tasks until the shared pipe ends, then out with only its own output
+    flushed (the parent's was flushed before the fork; its exit handlers are the parent's to run)."""
     code = 1
     try:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -174,6 +175,7 @@ def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, he
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         for fd in _OPEN - {numbers_out, results_in}:
             os.close(fd)
+        _OPEN.intersection_update({numbers_out, results_in})  # a pool a task starts knows what is open
         gc.freeze()  # the parent's objects stay out of this worker's collections (and so shared)
         while number := _read(numbers_out, _NUMBER.size):
             (n,) = _NUMBER.unpack(number)
