@@ -280,6 +280,45 @@ def test_a_fix_indents_as_the_file_does_around_it_not_as_a_stream_does_far_away(
     assert indent_step(documents[-1].root.get("metadata")) == 2
 
 
+@pytest.mark.parametrize(("window", "block"), [(1, 5), (2, 1024), (3, 5), (7, 4), (400, 1024), (400, 64)])
+def test_the_indentation_step_is_what_reading_the_lines_around_each_fix_gives(tmp_path, monkeypatch, window, block):
+    # The steps are worked out once a file, a block at a time; each fix must still get what reading
+    # its own window of lines gives, ties (first met wins) and the window's edges included.
+    import itertools
+    import random
+    from collections import Counter
+
+    from meshlint.fix import text as fixtext
+    from meshlint.source.loader import load_text
+
+    def read_around(node):
+        line = fixtext.start_of(node)[0]
+        window = node.table.lines[max(0, line - 1 - fixtext.INDENT_WINDOW) : line + fixtext.INDENT_WINDOW]
+        steps = Counter()
+        for previous, current in itertools.pairwise(window):
+            head = previous.split(" #", 1)[0].rstrip()
+            if head.endswith(":") and current.strip() and not current.lstrip().startswith(("#", "- ")):
+                step = fixtext.indentation(current) - fixtext.indentation(previous)
+                if 0 < step <= 8:
+                    steps[step] += 1
+        return steps.most_common(1)[0][0] if steps else 2
+
+    monkeypatch.setattr(fixtext, "INDENT_WINDOW", window)  # small windows: each edge decides
+    monkeypatch.setattr(fixtext._Steps, "BLOCK", block)  # small blocks: windows across their edges
+    chance = random.Random(19)
+    for round_ in range(6):
+        documents = []
+        for n in range(chance.randrange(1, 400)):
+            step = " " * chance.choice((2, 2, 3, 4, 8, 9))
+            nested = f"{step}labels: # a comment\n{step}{step}app: a\n" if chance.random() < 0.5 else ""
+            documents.append(f"kind: ConfigMap\nmetadata:\n{step}name: c{n}\n{nested}data:\n{step}- a\n")
+        loaded = load_text(str(tmp_path / f"stream{round_}.yaml"), "---\n".join(documents))
+        for document in loaded.documents:
+            for node in (document.root.get("metadata"), document.root.path("metadata", "labels")):
+                if node.value is not None:
+                    assert fixtext.indent_step(node) == read_around(node)
+
+
 @pytest.mark.skipif(os.name == "nt", reason="no such file name on Windows")
 def test_a_diff_header_quotes_a_file_name_holding_a_control_character_as_git_does(project):
     name = "w\x1b[2J.yaml"

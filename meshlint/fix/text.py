@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from meshlint.source.document import Node
@@ -237,18 +238,55 @@ INDENT_WINDOW = 400
 
 
 def indent_step(node: Node) -> int:
-    """How far the file indents a nested block mapping around this node (the most common step), 2
-    when it has none."""
-    steps: Counter[int] = Counter()
+    """How far the file indents a nested block mapping around this node (the most common step; of
+    steps as common, the first met), 2 when it has none."""
+    global _steps
+    lines = node.table.lines
+    if _steps is None or _steps.lines is not lines:
+        _steps = _Steps(lines)
     line = start_of(node)[0]
-    lines = node.table.lines[max(0, line - 1 - INDENT_WINDOW) : line + INDENT_WINDOW]
-    for previous, current in itertools.pairwise(lines):
-        head = previous.split(" #", 1)[0].rstrip()
-        if head.endswith(":") and current.strip() and not current.lstrip().startswith(("#", "- ")):
-            step = indentation(current) - indentation(previous)
-            if 0 < step <= 8:
-                steps[step] += 1
+    steps = _steps.between(max(0, line - 1 - INDENT_WINDOW), min(len(lines), line + INDENT_WINDOW) - 1)
     return steps.most_common(1)[0][0] if steps else 2
+
+
+class _Steps:
+    """The step from each line to the next of one file's lines (0 where the first does not open a
+    block mapping that the second nests in), worked out a block of lines at a time and only once:
+    every fix of a file reads the same lines around it, and a stream's fixes read 800 lines each."""
+
+    BLOCK = 1024
+    __slots__ = ("done", "lines", "steps")
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.steps = bytearray(max(0, len(lines) - 1))  # steps[i]: from line i to line i + 1 (0-based)
+        self.done = bytearray(-(-len(self.steps) // self.BLOCK))
+
+    def between(self, first: int, end: int) -> Counter[int]:
+        """How often each step is met from line `first` on, up to the step into line `end`, in the
+        order they are first met."""
+        if first >= end:
+            return Counter()
+        for block in range(first // self.BLOCK, (end - 1) // self.BLOCK + 1):
+            if not self.done[block]:
+                self._work_out(block)
+        steps = Counter(self.steps[first:end])
+        del steps[0]
+        return steps
+
+    def _work_out(self, block: int) -> None:
+        start = block * self.BLOCK
+        lines = self.lines[start : min(start + self.BLOCK, len(self.steps)) + 1]
+        for n, (previous, current) in enumerate(itertools.pairwise(lines), start):
+            head = previous.split(" #", 1)[0].rstrip()
+            if head.endswith(":") and current.strip() and not current.lstrip().startswith(("#", "- ")):
+                step = indentation(current) - indentation(previous)
+                if 0 < step <= 8:
+                    self.steps[n] = step
+        self.done[block] = 1
+
+
+_steps: _Steps | None = None  # the last file's: its fixes come one after the other
 
 
 def plain_key(key: str) -> bool:
