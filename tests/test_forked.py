@@ -39,6 +39,19 @@ def is_open(fd):
     return True
 
 
+def failing(call, nth, error):
+    """`call`, but its `nth` call raises `error` (a fork or a pipe the system refuses)."""
+    calls = []
+
+    def maybe():
+        calls.append(1)
+        if len(calls) == nth:
+            raise error
+        return call()
+
+    return maybe
+
+
 def open_fds():
     return sorted(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
@@ -145,30 +158,12 @@ def test_no_pipe_left_open_after_a_run_an_error_or_a_fork_that_fails(monkeypatch
     with pytest.raises(ZeroDivisionError):
         list(pool.forked(lambda n: 1 // 0, 4, 2))
     assert open_fds() == before
-    forks = []
-    real_fork = os.fork
-
-    def second_fails():
-        forks.append(1)
-        if len(forks) == 2:
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        return real_fork()
-
-    monkeypatch.setattr(os, "fork", second_fails)
+    monkeypatch.setattr(os, "fork", failing(os.fork, 2, BlockingIOError(11, "Resource temporarily unavailable")))
     with pytest.raises(BlockingIOError):
         list(pool.forked(lambda n: n, 4, 2))
     assert open_fds() == before
     monkeypatch.undo()
-    pipes = []
-    real_pipe = os.pipe
-
-    def third_fails():
-        pipes.append(1)
-        if len(pipes) == 3:
-            raise OSError(24, "Too many open files")
-        return real_pipe()
-
-    monkeypatch.setattr(os, "pipe", third_fails)
+    monkeypatch.setattr(os, "pipe", failing(os.pipe, 3, OSError(24, "Too many open files")))
     with pytest.raises(OSError, match="Too many open files"):
         list(pool.forked(lambda n: n, 4, 2))
     assert open_fds() == before
