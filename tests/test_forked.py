@@ -77,9 +77,13 @@ def test_a_result_bigger_than_a_pipe_comes_whole():
     assert list(pool.forked(lambda n: big[n:], 3, 2)) == [big, big[1:], big[2:]]
 
 
-def test_no_tasks_and_more_workers_than_tasks():
+def test_no_tasks_one_task_one_job_or_no_fork_run_in_this_process(monkeypatch):
+    here = os.getpid()
     assert list(pool.forked(lambda n: n, 0, 2)) == []
-    assert list(pool.forked(lambda n: n, 1, 8)) == [0]
+    assert list(pool.forked(lambda n: (n, os.getpid()), 1, 8)) == [(0, here)]
+    assert list(pool.forked(lambda n: (n, os.getpid()), 3, 1)) == [(0, here), (1, here), (2, here)]
+    monkeypatch.delattr(os, "fork")  # as on Windows
+    assert list(pool.forked(lambda n: (n, os.getpid()), 3, 2)) == [(0, here), (1, here), (2, here)]
 
 
 def test_a_tasks_error_is_raised_in_the_parent_with_where_it_was_raised():

@@ -29,7 +29,7 @@ _NUMBER = struct.Struct("<I")  # a task's number, on the shared pipe
 _FRAME = struct.Struct("<IQ?")  # a result's task number, its pickled length, and whether the task raised
 # A write of up to PIPE_BUF bytes goes into a pipe whole or not at all: the shared pipe only ever holds
 # whole numbers, so a worker's read of one number never gets part of it.
-_FEED = select.PIPE_BUF // _NUMBER.size
+_FEED = getattr(select, "PIPE_BUF", 512) // _NUMBER.size  # POSIX's least, where select has none (Windows)
 
 # The parent's ends of the pipes of every pool still running, closed in each new worker: a worker that
 # kept a pool's number pipe open (its own pool's too) would keep that pool's workers from seeing its end,
@@ -47,8 +47,10 @@ class WorkerTraceback(Exception):
 
 def forked(task: Callable[[int], T], count: int, jobs: int) -> Generator[T, None, None]:
     """`task(n)` for each n below `count`, worked out by `jobs` forked processes, yielded in order of n
-    as they come (a result waits only for those before it). A task's exception is raised here."""
-    if count == 0:
+    as they come (a result waits only for those before it). A task's exception is raised here. One
+    job, one task, or a system that cannot fork (Windows): this process runs them, one after another."""
+    if jobs < 2 or count < 2 or not hasattr(os, "fork"):
+        yield from map(task, range(count))
         return
     pool = _Pool()
     try:

@@ -75,9 +75,6 @@ def _cgroup_quota(root: str = "/sys/fs/cgroup") -> float | None:
 
 def check_files(check: Callable[[str], FileResult], files: list[str], jobs: int) -> Iterator[FileResult]:
     """Each file's result, in file order, as the workers finish them (never all held at once)."""
-    if not hasattr(os, "fork"):
-        yield from map(check, files)  # workers could not inherit the context
-        return
     from meshlint.engine.forked import forked
 
     size = max(1, min(64, len(files) // (jobs * 8)))  # a few tasks a worker at the end, to even out the tail
@@ -89,8 +86,6 @@ def check_files(check: Callable[[str], FileResult], files: list[str], jobs: int)
 
 def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int) -> list[T]:
     """`task` of each item in `jobs` forked workers (which inherit what the task reads), in order."""
-    if jobs < 2 or len(items) < 2 or not hasattr(os, "fork"):
-        return [task(item) for item in items]
     from meshlint.engine.forked import forked
 
     return list(forked(lambda n: task(items[n]), len(items), jobs))
