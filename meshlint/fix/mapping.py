@@ -65,7 +65,8 @@ def add(mapping: Node, content: Content, missing: Sequence[str] = (), first: boo
     if end is None:
         return None
     indent = " " * (last.key_pos.column - 1)
-    lines = nested(missing, content, src.indent_step(mapping)).block
+    # The step is read from the file only for the mappings to create; content alone keeps its lines.
+    lines = nested(missing, content, src.indent_step(mapping)).block if missing else content.block
     if first:
         head = min((v for _, v in mapping.items() if v.key_pos is not None), key=lambda v: (v.key_pos.line, v.key_pos.column) if v.key_pos else (0, 0))
         if head.key_pos is not None and src.key_starts_line(head):
