@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
+from meshlint.memo import cached_property
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.interception import KNOBS
 from meshlint.mesh.facts.proxyconfig import SchemaProblem

@@ -3,10 +3,10 @@ with where it came from. Built once per workload in the second pass, from the me
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.memo import cached_property
 from meshlint.mesh import ambient
 from meshlint.mesh import linkerd as linkerd_names
 from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify

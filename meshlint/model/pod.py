@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any, Final
 
 from meshlint.findings import Position
+from meshlint.memo import cached_property
 from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, BATCH_KINDS, JOBSET, POD_TEMPLATE_PATHS
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node

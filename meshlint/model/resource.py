@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from functools import cached_property
 from typing import Any
 
 from meshlint.findings import ResourceId
+from meshlint.memo import cached_property
 from meshlint.model.kinds import (
     ARGO_WORKFLOW_KINDS,
     HELM_VALUES,

@@ -11,9 +11,9 @@ manifest whose containers need none of them loads neither the readers nor the sh
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import TYPE_CHECKING
 
+from meshlint.memo import cached_property
 from meshlint.model.pod import Container
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ are ignored here too (ML507 reports them).
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from meshlint.memo import cached_property
 from meshlint.mesh import linkerd
 from meshlint.mesh.linkerd import (
     ADMIN_SHUTDOWN,
