@@ -103,3 +103,26 @@ def test_a_mark_travels_between_processes_as_its_line_and_column():
     assert (type(copy), copy.line, copy.column, repr(copy)) == (type(inner), 1, 5, "Mark(line=1, column=5)")
     with pytest.raises(AttributeError):
         copy.line = 3
+
+
+def test_plain_decimal_ints_read_here_are_what_the_resolver_makes_of_them():
+    # Up to 18 digits with no leading zero are worked out in C; everything else a digit starts goes to
+    # the resolver (octal, signs, `_`, sexagesimal, floats, 19 digits and more).
+    texts = ["0", "7", "80", "8080", "123456789012345678", "999999999999999999", "1234567890123456789",
+             "00", "010", "08", "0x1F", "+1", "-1", "1_000", "1:30", "1.5", "1e3", "12a", "１２"]
+    for text in texts:
+        ((root, _, _, maps, _, _),) = read(f"a: {text}\n")
+        assert (root["a"], type(root["a"])) == (resolve_plain(text), type(resolve_plain(text))), text
+        assert maps[id(root)]["a"][3] == (None if isinstance(root["a"], str) else text), text
+
+
+def test_a_plain_decimal_int_needs_no_call_to_the_resolver():
+    calls: list[str] = []
+
+    def resolver(text: str) -> object:
+        calls.append(text)
+        return resolve_plain(text)
+
+    ((root, *_),) = fast.read("a: 8080\nb: 010\nc: 0\n", implicit_first_characters(), letter_words(), resolver, MAX_DEPTH)
+    assert root == {"a": 8080, "b": 8, "c": 0}
+    assert calls == ["010"]

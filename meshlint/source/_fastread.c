@@ -8,7 +8,9 @@
  * every message and mark of those cases stays the Python reader's. Plain scalars that may be
  * something other than a string are resolved by the caller's YAML 1.1 function, so both readers
  * resolve with one table; of those that start with a letter, only the caller's words (booleans and
- * null) are, so the others are strings without a call.
+ * null) are, so the others are strings without a call. Plain decimal ints of up to 18 digits are
+ * the one type worked out here (`plain_decimal`; tests/test_fastread.py holds them equal to the
+ * resolver's).
  *
  * `parses` is libyaml's parser alone: does the text parse (`libyaml.parse_only`)? It says no, so that
  * the text is composed, for what `changed_between_releases` names too.
@@ -224,6 +226,23 @@ static int hand_over(Frame *stack, Py_ssize_t depth, PyObject *value, PyObject *
     return status;
 }
 
+/* Is the scalar 1 to 18 ASCII digits, with no leading zero unless it is "0"? That is YAML 1.1's
+ * plain decimal int, the number most manifests hold (ports, replicas, counts), whose value is
+ * worked out here without a call to the resolver: fewer digits than a long long can overflow, and
+ * none of YAML 1.1's other forms (octal, hexadecimal, signs, `_`, sexagesimal, floats). */
+static int plain_decimal(const unsigned char *chars, size_t length, long long *number) {
+    if (length == 0 || length > 18 || (chars[0] == '0' && length > 1))
+        return 0;
+    long long n = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (chars[i] < '0' || chars[i] > '9')
+            return 0;
+        n = n * 10 + (chars[i] - '0');
+    }
+    *number = n;
+    return 1;
+}
+
 /* A scalar event's value and raw text, and whether it is the merge key's word; NOT_MINE for what
  * the Python reader must read. */
 static int scalar_of(yaml_event_t *event, Options *options, PyObject **value, PyObject **raw, int *merge) {
@@ -232,6 +251,17 @@ static int scalar_of(yaml_event_t *event, Options *options, PyObject **value, Py
     PyObject *text = PyUnicode_DecodeUTF8((const char *)event->data.scalar.value, (Py_ssize_t)event->data.scalar.length, "strict");
     if (text == NULL)
         return -1;
+    long long number;
+    if (event->data.scalar.plain_implicit && plain_decimal(event->data.scalar.value, event->data.scalar.length, &number)) {
+        PyObject *resolved = PyLong_FromLongLong(number);
+        if (resolved == NULL) {
+            Py_DECREF(text);
+            return -1;
+        }
+        *value = resolved;
+        *raw = text;
+        return 0;
+    }
     if (event->data.scalar.plain_implicit) {
         int candidate;
         Py_UCS4 first = PyUnicode_GET_LENGTH(text) ? PyUnicode_READ_CHAR(text, 0) : 0;
