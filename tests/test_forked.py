@@ -195,3 +195,49 @@ def test_what_the_parent_had_written_comes_out_once():
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True, env=buffered)
     assert done.stdout == "before the pool\n[0, 1, 2, 3]\n"
+
+
+def test_the_feed_writes_whole_numbers_until_the_pipe_is_full_then_waits():
+    out, into = os.pipe()
+    try:
+        os.set_blocking(into, False)
+        fed = pool._feed(into, 0, 1_000_000)  # far more than a pipe holds
+        assert 0 < fed < 1_000_000
+        os.set_blocking(out, False)
+        held = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(out, 1 << 16):
+                held += chunk
+        assert [n for (n,) in pool._NUMBER.iter_unpack(held)] == list(range(fed))
+        assert pool._feed(into, fed, fed + 10) == fed + 10  # room again: the rest goes in
+    finally:
+        os.close(out)
+        os.close(into)
+
+
+def test_a_short_write_to_the_feed_is_an_error_not_a_split_number(monkeypatch):
+    monkeypatch.setattr(pool.os, "write", lambda fd, data: len(data) - 1)
+    with pytest.raises(pool.WorkerLost, match=r"a pipe took \d+ of \d+ bytes, which would split a task's number"):
+        pool._feed(-1, 0, 10)
+
+
+def test_a_feed_no_worker_reads_any_more_is_a_lost_worker():
+    out, into = os.pipe()
+    os.close(out)
+    previous = signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python sets it: EPIPE, not a signal
+    try:
+        with pytest.raises(pool.WorkerLost, match="every worker process ended before the work was handed out"):
+            pool._feed(into, 0, 10)
+    finally:
+        signal.signal(signal.SIGPIPE, previous)
+        os.close(into)
+
+
+def test_ctrl_c_is_the_parents_to_handle_and_is_not_held_back_after_the_fork():
+    def task(_):
+        return signal.getsignal(signal.SIGINT) == signal.SIG_DFL, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    assert list(pool.forked(task, 4, 2)) == [(True, False)] * 4  # a worker dies of Ctrl-C, silently
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
