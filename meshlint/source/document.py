@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from meshlint.findings import Position
 
@@ -205,13 +205,9 @@ class Document:
         return Node(self.data, self.table, Position(self.path, self.line, self.column), None)
 
 
-class Node:
-    """A value in a document together with where it stands; missing values are Nodes too.
-
-    A missing value (`node.get("absent")`) has `exists == False` and the position of the mapping it
-    is missing from, which is where a fix would go. `pos` and `key_pos` are made from the parser's
-    marks the first time they are read.
-    """
+class _NodeCore:
+    """A node's fields and the steps from it to its entries, in Python: what meshlint/source/_node.c
+    does where it is built (tests/test_document_node.py holds the two alike)."""
 
     __slots__ = ("_key_mark", "_key_pos", "_mark", "_pos", "exists", "raw", "style", "table", "value")
 
@@ -236,6 +232,57 @@ class Node:
         self.exists = exists
         self._mark = mark  # where `pos` comes from while it is None
         self._key_mark = key_mark
+
+    if TYPE_CHECKING:  # Node's, which both cores call
+
+        @property
+        def pos(self) -> Position: ...
+
+    def get(self, key: Any) -> Node:
+        value, node = self.value, cast("type[Node]", type(self))  # steps give nodes of one's own class, as in C
+        if isinstance(value, dict) and key in value:
+            entries = self.table.raw_maps.get(id(value))
+            entry = entries.get(key) if entries is not None else None
+            if entry is None:
+                return node(value[key], self.table, self.pos, self.pos)
+            return node(value[key], self.table, None, None, entry[2], entry[3], True, entry[1], entry[0])
+        return node(None, self.table, self._pos, None, None, None, False, self._mark)
+
+    def path(self, *keys: Any) -> Node:
+        node = cast("Node", self)  # the core is only ever a Node's
+        for key in keys:
+            node = node.get(key) if not isinstance(key, int) else node.at(key)
+        return node
+
+    def at(self, index: int) -> Node:
+        value, node = self.value, cast("type[Node]", type(self))
+        if isinstance(value, list) and 0 <= index < len(value):
+            entries = self.table.raw_seqs.get(id(value))
+            if entries is None or index >= len(entries):
+                return node(value[index], self.table, self.pos, None)
+            mark, style, raw = entries[index]
+            return node(value[index], self.table, None, None, style, raw, True, mark)
+        return node(None, self.table, self._pos, None, None, None, False, self._mark)
+
+
+if TYPE_CHECKING:
+    _Core = _NodeCore
+else:
+    try:  # the same core in C: a check takes about 39 of these steps per document
+        from meshlint.source._node import NodeCore as _Core
+    except ImportError:
+        _Core = _NodeCore
+
+
+class Node(_Core):
+    """A value in a document together with where it stands; missing values are Nodes too.
+
+    A missing value (`node.get("absent")`) has `exists == False` and the position of the mapping it
+    is missing from, which is where a fix would go. `pos` and `key_pos` are made from the parser's
+    marks the first time they are read.
+    """
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"Node({self.value!r} @ {self.pos})"
@@ -281,32 +328,6 @@ class Node:
     @property
     def is_list(self) -> bool:
         return isinstance(self.value, list)
-
-    def get(self, key: Any) -> Node:
-        value = self.value
-        if isinstance(value, dict) and key in value:
-            entries = self.table.raw_maps.get(id(value))
-            entry = entries.get(key) if entries is not None else None
-            if entry is None:
-                return Node(value[key], self.table, self.pos, self.pos)
-            return Node(value[key], self.table, None, None, entry[2], entry[3], True, entry[1], entry[0])
-        return Node(None, self.table, self._pos, None, None, None, False, self._mark)
-
-    def path(self, *keys: Any) -> Node:
-        node = self
-        for key in keys:
-            node = node.get(key) if not isinstance(key, int) else node.at(key)
-        return node
-
-    def at(self, index: int) -> Node:
-        value = self.value
-        if isinstance(value, list) and 0 <= index < len(value):
-            entries = self.table.raw_seqs.get(id(value))
-            if entries is None or index >= len(entries):
-                return Node(value[index], self.table, self.pos, None)
-            mark, style, raw = entries[index]
-            return Node(value[index], self.table, None, None, style, raw, True, mark)
-        return Node(None, self.table, self._pos, None, None, None, False, self._mark)
 
     def items(self) -> Iterator[tuple[Any, Node]]:
         if isinstance(self.value, dict):
