@@ -74,6 +74,9 @@ def guarded(func: Callable[..., None]) -> Callable[..., None]:
             stdout_closed()  # `meshlint rules | head`: the reader has what it wanted
             sys.exit(EXIT_CLEAN)
         except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
+            forked = sys.modules.get("meshlint.engine.forked")  # loaded only where a run forked
+            if forked is not None and isinstance(err, forked.WorkerLost):
+                fail(str(err))  # killed, or out of memory: the machine's doing, not a fault of meshlint's
             if os.environ.get("MESHLINT_DEBUG") == "1":
                 import traceback
 

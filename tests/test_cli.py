@@ -300,6 +300,18 @@ def test_internal_error_is_one_line_without_traceback(project, monkeypatch):
     assert (result.exit_code, result.output) == (2, "meshlint: error: internal error: RuntimeError: kaput (set MESHLINT_DEBUG=1 for details)\n")
 
 
+def test_a_lost_worker_is_one_line_and_no_internal_error(project, monkeypatch):
+    import meshlint.engine.run
+    from meshlint.engine.forked import WorkerLost
+
+    def lost(*a, **k):
+        raise WorkerLost("a worker process ended with 3 of 8 tasks unfinished (killed, or out of memory?)")
+
+    monkeypatch.setattr(meshlint.engine.run, "run", lost)
+    result = invoke("check", "race.yaml")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: a worker process ended with 3 of 8 tasks unfinished (killed, or out of memory?)\n")
+
+
 def test_python_dash_m_and_inputs_untouched(project):
     before = (project / "race.yaml").read_bytes()
     proc = subprocess.run([sys.executable, "-m", "meshlint", "check", "race.yaml"], capture_output=True, text=True, check=False)
