@@ -150,3 +150,105 @@ def test_an_entry_the_table_has_no_marks_for_stands_where_its_container_does(cor
     assert (entry.value, entry.pos, entry.key_pos, entry.exists) == ([7], where, where, True)
     item = entry.at(0)
     assert (item.value, item.pos, item.key_pos) == (7, where, None)
+
+
+# --- what the C core leaves to the Python core, and what Python code may do in the middle of a step ---
+
+WHERE = Position("p.yaml", 9, 9)
+
+
+class _Mark:
+    def __init__(self, line: int, column: int) -> None:
+        self.line, self.column = line, column
+
+
+KEY_MARK, VALUE_MARK = _Mark(0, 0), _Mark(0, 4)
+
+
+class _Lookup:
+    """A table part that is no dict but answers `get`."""
+
+    def __init__(self, held: dict[Any, Any]) -> None:
+        self.held = held
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.held.get(key, default)
+
+
+def _table(maps: Any = None, seqs: Any = None) -> document.PositionTable:
+    table = document.PositionTable("p.yaml")
+    if maps is not None:
+        table.raw_maps = maps
+    if seqs is not None:
+        table.raw_seqs = seqs
+    return table
+
+
+MAPPING, ITEMS = {"a": 1}, [1, 2]
+ODD_STEPS = {
+    "a str index on a scalar": lambda N: N(5, _table(), WHERE, None).at("0"),
+    "a float index past a list's end": lambda N: N([1], _table(), WHERE, None).at(5.0),
+    "None as the index of a mapping": lambda N: N({}, _table(), WHERE, None).at(None),
+    "a bool key": lambda N: N({1: "one"}, _table(), WHERE, None).get(True),
+    "an unhashable key on a list": lambda N: N([1], _table(), WHERE, None).get([1]),
+    "2**63 and -2**63": lambda N: (N([1], _table(), WHERE, None).at(2**63), N([1], _table(), WHERE, None).at(-(2**63)))[1],
+    "no table": lambda N: N({"a": 1}, None, WHERE, None).get("a"),
+    "marks by id in no dict": lambda N: N(MAPPING, _table(maps=_Lookup({id(MAPPING): {"a": (KEY_MARK, VALUE_MARK, "'", None)}})), WHERE, None).get("a"),
+    "entries in no dict": lambda N: N(MAPPING, _table(maps={id(MAPPING): _Lookup({"a": (KEY_MARK, VALUE_MARK, "'", None)})}), WHERE, None).get("a"),
+    "an entry as a list": lambda N: N(MAPPING, _table(maps={id(MAPPING): {"a": [KEY_MARK, VALUE_MARK, "'", None]}}), WHERE, None).get("a"),
+    "an entry too short": lambda N: N(MAPPING, _table(maps={id(MAPPING): {"a": (KEY_MARK, VALUE_MARK, "'")}}), WHERE, None).get("a"),
+    "an entry that is a number": lambda N: N(MAPPING, _table(maps={id(MAPPING): {"a": 7}}), WHERE, None).get("a"),
+    "items as a tuple": lambda N: N(ITEMS, _table(seqs={id(ITEMS): ((VALUE_MARK, '"', None),)}), WHERE, None).at(0),
+    "an item entry too short": lambda N: N(ITEMS, _table(seqs={id(ITEMS): [(VALUE_MARK, '"')]}), WHERE, None).at(0),
+    "an item entry of None": lambda N: N(ITEMS, _table(seqs={id(ITEMS): [None]}), WHERE, None).at(0),
+    "keywords": lambda N: N(value={"a": 1}, table=_table(), pos=WHERE, key_pos=None, exists=False).get("a"),
+}
+
+
+def outcome(step: Any, make: Any) -> tuple[Any, ...]:
+    try:
+        node = step(make)
+    except Exception as err:
+        return ("raised", type(err))
+    return ("node", node.value, node.style, node.raw, node.exists, id(node._mark), id(node._key_mark), node._pos, node._key_pos)
+
+
+@pytest.mark.parametrize("name", sorted(ODD_STEPS))
+def test_an_odd_step_comes_out_as_the_python_core_makes_it(name):
+    assert outcome(ODD_STEPS[name], document.Node) == outcome(ODD_STEPS[name], PyNode)
+
+
+@pytest.mark.parametrize("make", ["c", "python"])
+def test_a_deleted_field_is_an_attribute_error(make):
+    node = (document.Node if make == "c" else PyNode)({"a": 1}, _table(), WHERE, None)
+    del node.value
+    with pytest.raises(AttributeError):
+        node.get("a")
+    with pytest.raises(AttributeError):
+        node.at(0)
+
+
+def meddled_step(Make: Any) -> Any:
+    """A step whose key's comparison, run in the middle of the step, empties the table's marks and
+    drops the node's mapping: what the step already read must stay alive."""
+    table = _table()
+
+    class Meddling(str):
+        def __hash__(self) -> int:
+            return hash(str(self))
+
+        def __eq__(self, other: object) -> bool:
+            table.raw_maps = {}
+            node.value = None
+            return str.__eq__(self, other)
+
+    mapping = {"a": [1, 2, 3]}
+    table.raw_maps = {id(mapping): {"a": (KEY_MARK, VALUE_MARK, None, None)}}
+    node = Make(mapping, table, WHERE, None)
+    del mapping
+    return node.get(Meddling("a"))
+
+
+def test_python_code_that_changes_the_node_or_its_table_mid_step_changes_nothing_already_read():
+    assert meddled_step(document.Node).value == [1, 2, 3]
+    assert outcome(meddled_step, document.Node) == outcome(meddled_step, PyNode)

@@ -270,8 +270,11 @@ if TYPE_CHECKING:
 else:
     try:  # the same core in C: a check takes about 39 of these steps per document
         from meshlint.source._node import NodeCore as _Core
+        from meshlint.source._node import fall_back_to
     except ImportError:
         _Core = _NodeCore
+    else:
+        fall_back_to(_NodeCore.get, _NodeCore.at)  # what the C core leaves to Python: all but the common case
 
 
 class Node(_Core):
