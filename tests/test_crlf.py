@@ -61,3 +61,41 @@ def test_fast_prefilters_answer_as_the_patterns_they_stand_for():
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
         assert envsources.worth_reading(text) == bool(WORTH_READING.search(text)), text
         assert prefilter.might_show_istio(text) == bool(prefilter._ISTIO_HINT.search(text)), text
+
+
+# The kinds the pre-checks look for, as the line patterns they stand for: anchored with `^` and re.M
+# over the whole text (too slow: such a pattern is tried at every character).
+CONTEXT_KIND = re.compile(
+    r"^[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?\r?$", re.M
+)
+CONFIGMAP_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
+TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)
+ENV_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
+
+
+def test_kind_lines_are_the_lines_the_anchored_pattern_finds():
+    """The pre-checks find top-level `kind:` lines from the literal: the same lines, odd ones too."""
+    import random
+
+    from meshlint.mesh import envsources
+    from meshlint.model import prefilter
+
+    def as_patterns(text: str) -> tuple[bool, bool]:
+        if CONTEXT_KIND.search(text):
+            context = True
+        elif CONFIGMAP_KIND.search(text):
+            context = "istio" in text and bool(prefilter._ISTIO_NAME.search(text))
+        elif not TOP_KIND.search(text):
+            context = bool(prefilter._HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
+        else:
+            context = False
+        return context, bool(ENV_KIND.search(text)) and envsources.worth_reading(text)
+
+    pieces = ["kind", ":", " ", "\t", "'", '"', "\n", "\r\n", "Service", "ServiceList", "ConfigMap", "Secret", "Namespace", "x", "# c", "name: istio",
+              "global:", "{", "a: http://b", "kind: Deployment\n", "  kind: Service\n"]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(5000)]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "testdata").rglob("*.yaml"))]
+    for text in texts:
+        assert [line.rstrip("\n") for line in prefilter.kind_lines(text)] == [m.group(0) + text[m.end() :].split("\n", 1)[0] for m in TOP_KIND.finditer(text)], text
+        assert (prefilter.might_hold_context(text), envsources.might_hold_env_source(text)) == as_patterns(text), text

@@ -15,11 +15,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from meshlint.findings import Position
+from meshlint.model.prefilter import kind_lines
 from meshlint.model.resource import Resource
 
 ENV_SOURCE_KINDS = frozenset(("ConfigMap", "Secret"))
 
-_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
+_KIND = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$")  # on a line of `kind_lines`
 _ADDRESS_WORDS = ("URL", "URI", "DSN", "HOST", "ADDR", "SERVER", "DATABASE", "REDIS", "KAFKA")
 
 
@@ -68,7 +69,7 @@ class EnvSource(NamedTuple):
 
 def might_hold_env_source(text: str) -> bool:
     """False only when the document surely holds no ConfigMap or Secret worth keeping."""
-    return bool(_KIND.search(text)) and worth_reading(text)
+    return any(_KIND.match(line) for line in kind_lines(text)) and worth_reading(text)
 
 
 class EnvSources:
