@@ -74,13 +74,13 @@ def guarded(func: Callable[..., None]) -> Callable[..., None]:
             stdout_closed()  # `meshlint rules | head`: the reader has what it wanted
             sys.exit(EXIT_CLEAN)
         except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
-            forked = sys.modules.get("meshlint.engine.forked")  # loaded only where a run forked
-            if forked is not None and isinstance(err, forked.WorkerLost):
-                fail(str(err))  # killed, or out of memory: the machine's doing, not a fault of meshlint's
             if os.environ.get("MESHLINT_DEBUG") == "1":
                 import traceback
 
                 traceback.print_exc()
+            forked = sys.modules.get("meshlint.engine.forked")  # loaded only where a run forked
+            if forked is not None and isinstance(err, forked.WorkerLost):
+                fail(str(err))  # killed, or out of memory: the machine's doing, not a fault of meshlint's
             fail(f"internal error: {type(err).__name__}: {err} (set MESHLINT_DEBUG=1 for details)")
 
     wrapper.__name__ = func.__name__

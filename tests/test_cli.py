@@ -310,6 +310,9 @@ def test_a_lost_worker_is_one_line_and_no_internal_error(project, monkeypatch):
     monkeypatch.setattr(meshlint.engine.run, "run", lost)
     result = invoke("check", "race.yaml")
     assert (result.exit_code, result.output) == (2, "meshlint: error: a worker process ended with 3 of 8 tasks unfinished (killed, or out of memory?)\n")
+    monkeypatch.setenv("MESHLINT_DEBUG", "1")  # asked for, the traceback comes too
+    result = invoke("check", "race.yaml")
+    assert result.exit_code == 2 and "Traceback" in result.output and result.output.endswith("(killed, or out of memory?)\n")
 
 
 def test_python_dash_m_and_inputs_untouched(project):
