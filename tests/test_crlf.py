@@ -99,3 +99,21 @@ def test_kind_lines_are_the_lines_the_anchored_pattern_finds():
     for text in texts:
         assert [line.rstrip("\n") for line in prefilter.kind_lines(text)] == [m.group(0) + text[m.end() :].split("\n", 1)[0] for m in TOP_KIND.finditer(text)], text
         assert (prefilter.might_hold_context(text), envsources.might_hold_env_source(text)) == as_patterns(text), text
+
+
+def test_the_screens_count_of_top_level_keys_is_the_anchored_patterns():
+    """`screen.plain_kind` counts the top-level kind and apiVersion keys (quoted or spaced) from their
+    literal: as many as `^["']?key["']?[ \t]*:` under re.M finds."""
+    import random
+
+    from meshlint.source import screen
+    from meshlint.source.toplevel import key_lines
+
+    anchored = {screen._TOP_KIND: re.compile(r"^[\"']?kind[\"']?[ \t]*:", re.M), screen._TOP_API: re.compile(r"^[\"']?apiVersion[\"']?[ \t]*:", re.M)}
+    pieces = ["kind", "apiVersion", ":", " ", "\t", "'", '"', "\n", "\r\n", "x", "kindkind", "\u2028", "v1"]
+    rng = random.Random(3)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) for _ in range(5000)]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "testdata").rglob("*.yaml"))]
+    for text in texts:
+        for literal, pattern in anchored.items():
+            assert len(key_lines(text, literal)) == len(pattern.findall(text)), text

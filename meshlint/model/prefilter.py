@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from meshlint.model.kinds import HELM_VALUES_KEYS, LINKERD_HELM_VALUES_KEYS
+from meshlint.source.toplevel import key_lines
 
 # Each pattern is matched against one line that `kind_lines` gives, from its start.
 _CONTEXT_KIND = re.compile(
@@ -22,18 +23,8 @@ _HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS | LINKERD_HELM_V
 
 def kind_lines(text: str) -> list[str]:
     """The lines that hold a top-level `kind:` key (at column 0, its name perhaps quoted), each from
-    its start to its end: what `^["']?kind["']?:` finds with re.M, found from the literal instead,
-    which the regex engine scans for fast (a pattern that starts with `^` is tried at every
-    character: three such scans were a twentieth of a --jobs 1 run)."""
-    lines = []
-    for match in _KIND_KEY.finditer(text):
-        start = match.start()
-        if start and text[start - 1] in "\"'":
-            start -= 1
-        if start == 0 or text[start - 1] == "\n":
-            end = text.find("\n", start)
-            lines.append(text[start:] if end < 0 else text[start:end])
-    return lines
+    its start to its end: what `^["']?kind["']?:` finds with re.M."""
+    return key_lines(text, _KIND_KEY)
 
 
 def might_hold_context(text: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from meshlint.source.toplevel import key_lines
 from meshlint.source.yaml11 import resolve_plain
 
 # A block mapping document that names its kind and apiVersion plainly at column 0, on one line each
@@ -19,8 +20,9 @@ from meshlint.source.yaml11 import resolve_plain
 _NOT_CONTINUED = r"[ \t]*(?:#.*)?(?:\r?\n|\Z)(?!(?:[ \t]*\r?\n)*[ \t]+[^\s#])"
 _KIND = re.compile(r"^kind:[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)" + _NOT_CONTINUED, re.M)
 _API_VERSION = re.compile(r"^apiVersion:[ \t]*([A-Za-z0-9][A-Za-z0-9./_-]*)" + _NOT_CONTINUED, re.M)
-_TOP_KIND = re.compile(r"^[\"']?kind[\"']?[ \t]*:", re.M)
-_TOP_API = re.compile(r"^[\"']?apiVersion[\"']?[ \t]*:", re.M)
+# Any top-level kind or apiVersion key, quoted or spaced (`"kind" :`), counted with `key_lines`.
+_TOP_KIND = re.compile(r"kind[\"']?[ \t]*:")
+_TOP_API = re.compile(r"apiVersion[\"']?[ \t]*:")
 
 _LEAD = r"^[ ]*(?:-[ ]+)*"  # indentation, then the dashes of sequence items
 # What the screen cannot follow, each pattern searched only when a character it needs is in the text
@@ -59,7 +61,7 @@ def plain_kind(text: str) -> tuple[str, str] | None:
     """(kind, apiVersion) of a document that states both plainly, once, at column 0; else None."""
     kind = _KIND.search(text)
     api = _API_VERSION.search(text)
-    if kind is None or api is None or len(_TOP_KIND.findall(text)) != 1 or len(_TOP_API.findall(text)) != 1:
+    if kind is None or api is None or len(key_lines(text, _TOP_KIND)) != 1 or len(key_lines(text, _TOP_API)) != 1:
         return None
     kind_value, api_value = resolve_plain(kind.group(1)), resolve_plain(api.group(1))
     if not isinstance(kind_value, str) or not isinstance(api_value, str):
