@@ -4,10 +4,10 @@ finding (GitLab shows only the first issue of a fingerprint)."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from meshlint.fingerprint import repo_path
+from meshlint.report.indented import dumps
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
@@ -35,4 +35,4 @@ def issue(f: Finding, root: str) -> dict[str, Any]:
 
 
 def render(report: Report, *, color: bool = False) -> str:
-    return json.dumps([issue(f, report.root) for f in report.findings], indent=2, ensure_ascii=False) + "\n"
+    return dumps([issue(f, report.root) for f in report.findings], ensure_ascii=False) + "\n"

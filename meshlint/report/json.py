@@ -5,9 +5,10 @@ Written one finding at a time, laid out exactly as `json.dumps(report, indent=2)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from meshlint.report.indented import dumps
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
@@ -54,10 +55,9 @@ def chunks(report: Report) -> Iterator[str]:
         yield '{\n  "version": 1,\n  "findings": [\n'
         last = len(report.findings) - 1
         for n, f in enumerate(report.findings):
-            text = json.dumps(finding_dict(f), indent=2)
-            yield "    " + text.replace("\n", "\n    ") + (",\n" if n < last else "\n")
+            yield "    " + dumps(finding_dict(f), level=2) + (",\n" if n < last else "\n")
         yield "  ],\n"
-    summary = json.dumps(report.summary.as_dict(), indent=2).replace("\n", "\n  ")
+    summary = dumps(report.summary.as_dict(), level=1)
     yield f'  "summary": {summary}\n}}\n'
 
 
