@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from functools import lru_cache
+from operator import attrgetter
 
 from meshlint.findings import Finding, ResourceId
 from meshlint.source import inputs
 
 # Changes when what is hashed changes; SARIF names its fingerprint after it.
 SCHEME = "meshlint/v2"
+
+_ORDER = attrgetter("path", "line", "column", "code")  # how a file's findings are sorted
+_AT = Finding._fields.index("fingerprint")
 
 
 def repository_root(config_path: str | None = None, start: str = ".") -> str:
@@ -51,7 +55,13 @@ def repo_path(path: str, root: str) -> str:
 @lru_cache(maxsize=4096)
 def _relative(cwd: str, path: str, root: str) -> str:
     absolute = os.path.join(cwd, path)
-    resolved = os.path.join(inputs.real(os.path.dirname(absolute)), os.path.basename(absolute))
+    name = os.path.basename(absolute)
+    resolved = os.path.join(inputs.real(os.path.dirname(absolute)), name)
+    # A resolved directory and the root are both absolute and normal, so a file below the root is the
+    # rest of its path (what relpath, at several times the cost, would give); `.` or `..` as the name
+    # and everything else go to relpath.
+    if name not in ("", ".", "..") and len(root) > 1 and resolved.startswith(root + os.sep) and os.path.normpath(root) == root:
+        return resolved[len(root) + 1 :].replace(os.sep, "/")
     return os.path.relpath(resolved, root).replace(os.sep, "/")
 
 
@@ -69,12 +79,17 @@ def fingerprint(path: str, resource: ResourceId | None, code: str, node_path: st
 def fingerprinted(findings: Iterable[Finding], root: str) -> list[Finding]:
     """One file's findings, sorted, each with its fingerprint. Findings that share every input are
     numbered in that order (by line, then as the rules found them), which lines added above keep."""
-    ordered = sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code))
+    ordered = sorted(findings, key=_ORDER)
     seen: dict[tuple[str, ResourceId | None, str, str], int] = {}
+    paths: dict[str, str] = {}  # a file's findings share its path
     result = []
     for f in ordered:
-        key = (repo_path(f.path, root), f.resource, f.code, f.node_path)
+        path = paths.get(f.path)
+        if path is None:
+            path = paths[f.path] = repo_path(f.path, root)
+        key = (path, f.resource, f.code, f.node_path)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
-        result.append(f._replace(fingerprint=fingerprint(*key, occurrence)))
+        # (Built as a tuple: namedtuple's _replace is a third of the rest.)
+        result.append(Finding._make((*f[:_AT], fingerprint(*key, occurrence), *f[_AT + 1 :])))
     return result

@@ -174,3 +174,32 @@ def test_repository_root_is_the_git_top_level_else_the_config_directory_else_cwd
     assert repository_root(None) == str((tmp_path / "plain" / "sub").resolve())
     assert repo_path("../x/y.yaml", repository_root("../.meshlint.yaml")) == "x/y.yaml"
     assert repo_path("<stdin>", "/anywhere") == "<stdin>"
+
+
+def test_repo_path_is_relpath_of_the_resolved_file_for_every_spelling(tmp_path, monkeypatch):
+    """Below the root a path is cut, not worked out by relpath: the two agree for every spelling,
+    a linked directory, `.` and `..`, a root with a trailing separator, and files outside the root."""
+    import os
+
+    from meshlint.fingerprint import _relative
+    from meshlint.source import inputs
+
+    (tmp_path / "repo" / "apps" / "web").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "repo" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "repo" / "inside").symlink_to(tmp_path / "repo" / "apps")
+    monkeypatch.chdir(tmp_path / "repo" / "apps")
+    spellings = [
+        "web/a.yaml", "./web/a.yaml", "web/../web/a.yaml", "../apps/web/a.yaml", "web", "web/.", "web/..", ".", "..",
+        "../linked/b.yaml", "../inside/web/a.yaml", "../../elsewhere/c.yaml", str(tmp_path / "repo" / "x.yaml"), "/",
+        "web//a.yaml", "../repo-sibling.yaml",
+    ]
+    real_root = os.path.realpath(tmp_path / "repo")
+    roots = [real_root, real_root + os.sep, real_root + os.sep + ".", os.path.dirname(real_root), os.sep]
+    for root in roots:
+        for path in spellings:
+            _relative.cache_clear()
+            inputs.forget_paths()
+            absolute = os.path.join(os.getcwd(), path)
+            resolved = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+            assert repo_path(path, root) == os.path.relpath(resolved, root).replace(os.sep, "/"), (root, path)
