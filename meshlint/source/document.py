@@ -377,6 +377,13 @@ class Node(_Core):
         at = table.at
         raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
         prune = shifted and table.ordered
+        # (An explicit key, `? key`, without a value has its empty value where the next entry starts:
+        # the one thing that makes two entries' stretches meet. `?` anywhere between this node and
+        # the target, in a string or a comment too, sends the search the long way.)
+        if prune and "?" not in "".join(table.lines[max(self.pos.line - 1, 0) : position.line]):
+            found = _descended(self.value, target, raw_maps, raw_seqs, raw_starts)
+            if found is not _UNPLACED:
+                return _spelled(found)
         best_start: tuple[int, int] = (-(1 << 62), 0)
         best_depth = -1
         best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
@@ -452,6 +459,63 @@ class Node(_Core):
 
 def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
     return mark is None or (mark.line, mark.column) <= target
+
+
+_UNPLACED = ("an entry without marks",)  # _descended cannot tell: the whole search decides
+
+
+def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq], raw_starts: dict[int, Mark]) -> Any:
+    """`path_to`'s answer (unspelled) for a table of parser marks read without aliases or merge keys,
+    going down one branch instead of searching the tree.
+
+    In such a document every entry is one stretch of the text, from its key (or its item's mark) to
+    the end of its value, and the stretches of one container's entries do not overlap. So of the
+    entries that start at or before the target, every key, value or item below any but the one that
+    starts last stands before that one's key: the deepest latest start is the last-starting entry's
+    own mark, or below it. Each container on the way is read whole (a duplicate key keeps its first
+    place in the dict but the marks of its last, so the dict's order is not the text's). A value's
+    mark names the entry its key names, and nothing starts between the two, so keys are enough. An
+    entry without marks could stand anywhere: then `_UNPLACED`, and path_to searches the tree."""
+    best_start: tuple[int, int] = (-(1 << 62), 0)
+    best_depth = -1
+    best: Any = None
+    ref: Any = None
+    depth = 0
+    while True:
+        below = depth + 1
+        last_start: tuple[int, int] | None = None
+        last: Any = None
+        last_ref: Any = None
+        if isinstance(value, dict):
+            entries = raw_maps.get(id(value), {})
+            for key, child in value.items():
+                entry = entries.get(key)
+                if entry is None:
+                    return _UNPLACED
+                mark = entry[0]
+                start = (mark.line, mark.column)
+                if start > target:
+                    continue
+                if last_start is None or start > last_start:
+                    last_start, last, last_ref = start, child, (ref, key, None, False)
+                if (start, below) > (best_start, best_depth):
+                    best_start, best_depth, best = start, below, (ref, key, None, False)
+        elif isinstance(value, list):
+            items = raw_seqs.get(id(value), [])
+            if len(items) < len(value):
+                return _UNPLACED
+            for n, child in enumerate(value):
+                mark = items[n][0]
+                start = (mark.line, mark.column)
+                if start > target:
+                    continue
+                if last_start is None or start > last_start:
+                    last_start, last, last_ref = start, child, (ref, n, child, True)
+                if (start, below) > (best_start, best_depth):
+                    best_start, best_depth, best = start, below, (ref, n, child, True)
+        if last_ref is None or not isinstance(last, (dict, list)) or not _before(raw_starts.get(id(last)), target):
+            return best
+        value, ref, depth = last, last_ref, below
 
 
 def _spelled(ref: tuple[Any, ...] | None) -> str:
