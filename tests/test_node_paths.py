@@ -105,3 +105,25 @@ def test_one_branch_and_the_whole_tree_agree_on_generated_documents(monkeypatch)
             assert down == searched, text
             went_down += doc.table.ordered and doc.table._place is None
     assert went_down > 200
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Where the file's lines, as Python splits them, are not the parser's (a form feed, a bare CR
+        # or a NEL in a string): nothing may read the lines to decide.
+        "# note\x0c\x0c\nkind: A\n---\n? k\nb: 1\n",
+        'kind: A\ndata: "x\r\ry"\n---\n? k\nb: 1\n',
+        'kind: A\ndata: "x\x85\x85y"\n---\n? k\nb: 1\n',
+        'kind: A\ndata: "x\u2028y"\nspec:\n  ? k\nb: 1\n',
+        # An explicit key without a value, at the top and below, before a list item and a flow entry.
+        "? k\nb: 1\n",
+        "spec:\n  inner:\n    ? k\nb: 1\n",
+        "items:\n- ? k\n- x\n",
+        "m: {? k, b: 1}\n",
+    ],
+)
+def test_where_lines_are_not_the_parsers_and_where_stretches_meet(text, monkeypatch):
+    for doc in load_text("odd.yaml", text).documents:
+        down, searched = both_ways(doc, monkeypatch)
+        assert down == searched

@@ -377,10 +377,7 @@ class Node(_Core):
         at = table.at
         raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
         prune = shifted and table.ordered
-        # (An explicit key, `? key`, without a value has its empty value where the next entry starts:
-        # the one thing that makes two entries' stretches meet. `?` anywhere between this node and
-        # the target, in a string or a comment too, sends the search the long way.)
-        if prune and "?" not in "".join(table.lines[max(self.pos.line - 1, 0) : position.line]):
+        if prune:
             found = _descended(self.value, target, raw_maps, raw_seqs, raw_starts)
             if found is not _UNPLACED:
                 return _spelled(found)
@@ -461,21 +458,24 @@ def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
     return mark is None or (mark.line, mark.column) <= target
 
 
-_UNPLACED = ("an entry without marks",)  # _descended cannot tell: the whole search decides
+_UNPLACED = ("cannot tell",)  # _descended cannot tell: the whole search decides
 
 
 def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq], raw_starts: dict[int, Mark]) -> Any:
     """`path_to`'s answer (unspelled) for a table of parser marks read without aliases or merge keys,
     going down one branch instead of searching the tree.
 
-    In such a document every entry is one stretch of the text, from its key (or its item's mark) to
-    the end of its value, and the stretches of one container's entries do not overlap. So of the
-    entries that start at or before the target, every key, value or item below any but the one that
-    starts last stands before that one's key: the deepest latest start is the last-starting entry's
-    own mark, or below it. Each container on the way is read whole (a duplicate key keeps its first
-    place in the dict but the marks of its last, so the dict's order is not the text's). A value's
-    mark names the entry its key names, and nothing starts between the two, so keys are enough. An
-    entry without marks could stand anywhere: then `_UNPLACED`, and path_to searches the tree."""
+    Such a document's parse events come in the order of the text, and their marks never go back: an
+    entry's key, its value and everything below it are marked at or after the key, and at or before
+    the next entry's key. So of one container's entries that start at or before the target, only the
+    one that starts last (here `chosen`) and the one before it (`previous`) can hold the deepest
+    latest mark: any earlier one ends where the next begins, before `chosen`. `previous` ends at or
+    before `chosen`'s key, and the two meet only where an empty value stands at the next key (an
+    explicit `? key` without a value): when they do, `_UNPLACED`, as for an entry without marks, two
+    entries marked alike, or a duplicate key's order (the dict keeps its first place with the marks
+    of its last: each container on the way is read whole, never by its order). When they do not
+    meet, a value's mark names the entry its key names and nothing starts between the two, so keys
+    are enough."""
     best_start: tuple[int, int] = (-(1 << 62), 0)
     best_depth = -1
     best: Any = None
@@ -483,39 +483,112 @@ def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap],
     depth = 0
     while True:
         below = depth + 1
-        last_start: tuple[int, int] | None = None
-        last: Any = None
-        last_ref: Any = None
-        if isinstance(value, dict):
-            entries = raw_maps.get(id(value), {})
-            for key, child in value.items():
-                entry = entries.get(key)
-                if entry is None:
-                    return _UNPLACED
-                mark = entry[0]
-                start = (mark.line, mark.column)
-                if start > target:
-                    continue
-                if last_start is None or start > last_start:
-                    last_start, last, last_ref = start, child, (ref, key, None, False)
-                if (start, below) > (best_start, best_depth):
-                    best_start, best_depth, best = start, below, (ref, key, None, False)
-        elif isinstance(value, list):
-            items = raw_seqs.get(id(value), [])
-            if len(items) < len(value):
-                return _UNPLACED
-            for n, child in enumerate(value):
-                mark = items[n][0]
-                start = (mark.line, mark.column)
-                if start > target:
-                    continue
-                if last_start is None or start > last_start:
-                    last_start, last, last_ref = start, child, (ref, n, child, True)
-                if (start, below) > (best_start, best_depth):
-                    best_start, best_depth, best = start, below, (ref, n, child, True)
-        if last_ref is None or not isinstance(last, (dict, list)) or not _before(raw_starts.get(id(last)), target):
+        chosen, previous = _last_two(value, target, raw_maps, raw_seqs)
+        if chosen is _UNPLACED or previous is _UNPLACED:
+            return _UNPLACED
+        if chosen is None:
             return best
-        value, ref, depth = last, last_ref, below
+        start, key, child, in_list, _ = chosen
+        if previous is not None:
+            reach = _last_mark(previous, raw_maps, raw_seqs)
+            if reach is None or reach >= start:
+                return _UNPLACED
+        if (start, below) > (best_start, best_depth):
+            best_start, best_depth, best = start, below, (ref, key, child if in_list else None, in_list)
+        if not isinstance(child, (dict, list)) or not _before(raw_starts.get(id(child)), target):
+            return best
+        value, ref, depth = child, (ref, key, child if in_list else None, in_list), below
+
+
+# (start, key or index, child, in a list, value mark or None): one entry of a container, as read.
+_Entry = tuple[tuple[int, int], Any, Any, bool, Any]
+
+
+def _last_two(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[Any, Any]:
+    """Of the entries of `value` that start at or before `target`: the one that starts last and the
+    one before it, as `_Entry`s (None where there is none), or `_UNPLACED` when the marks cannot tell.
+    (One loop per kind of container, and a tuple only for the two kept: this runs for every finding.)"""
+    last_start = before_start = None
+    last = before = None
+    if isinstance(value, dict):
+        marks = raw_maps.get(id(value), {})
+        for key in value:
+            entry = marks.get(key)
+            if entry is None:
+                return _UNPLACED, None
+            mark = entry[0]
+            start = (mark.line, mark.column)
+            if start > target:
+                continue
+            if last_start is None or start > last_start:
+                before_start, before, last_start, last = last_start, last, start, key
+            elif start in (last_start, before_start):
+                return _UNPLACED, None
+            elif before_start is None or start > before_start:
+                before_start, before = start, key
+        return (
+            None if last is None else (last_start, last, value[last], False, marks[last][1]),
+            None if before is None else (before_start, before, value[before], False, marks[before][1]),
+        )
+    if isinstance(value, list):
+        items = raw_seqs.get(id(value), [])
+        if len(items) < len(value):
+            return _UNPLACED, None
+        for n in range(len(value)):
+            mark = items[n][0]
+            start = (mark.line, mark.column)
+            if start > target:
+                continue
+            if last_start is None or start > last_start:
+                before_start, before, last_start, last = last_start, last, start, n
+            elif start in (last_start, before_start):
+                return _UNPLACED, None
+            elif before_start is None or start > before_start:
+                before_start, before = start, n
+        return (
+            None if last is None else (last_start, last, value[last], True, None),
+            None if before is None else (before_start, before, value[before], True, None),
+        )
+    return None, None
+
+
+def _last_mark(entry: _Entry, raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[int, int] | None:
+    """The latest mark at or below `entry` (its key, its value, and down the entries that start last),
+    or None when the marks cannot tell."""
+    reach = entry[0]
+    value_mark, child = entry[4], entry[2]
+    while True:
+        if value_mark is not None:
+            reach = max(reach, (value_mark.line, value_mark.column))
+        if isinstance(child, dict):
+            marks = raw_maps.get(id(child), {})
+            last_start = last = None
+            for key in child:
+                inner = marks.get(key)
+                if inner is None:
+                    return None
+                start = (inner[0].line, inner[0].column)
+                if last_start is None or start > last_start:
+                    last_start, last = start, key
+                elif start == last_start:
+                    return None
+            if last_start is None:
+                return reach
+            reach, value_mark, child = max(reach, last_start), marks[last][1], child[last]
+        elif isinstance(child, list):
+            items = raw_seqs.get(id(child), [])
+            if len(items) < len(child):
+                return None
+            if not child:
+                return reach
+            starts = [(item[0].line, item[0].column) for item in items[: len(child)]]
+            latest = max(starts)
+            if starts.count(latest) > 1:
+                return None
+            n = starts.index(latest)
+            reach, value_mark, child = max(reach, latest), None, child[n]
+        else:
+            return reach
 
 
 def _spelled(ref: tuple[Any, ...] | None) -> str:
