@@ -6,8 +6,10 @@ still escaped by the standard library's own C functions, and the layout is one l
 
 Only the types reports are made of are laid out here: dicts with `str` keys, lists, tuples, and
 values whose type is exactly `str`, `int`, `float`, `bool` or None. Anything else (a subclass, a
-non-string key, a cycle) hands the whole value to `json.dumps`, so the text, or the error, is always
-the one the standard library would give.
+non-string key, a cycle) hands the whole value to `json.dumps`, so the text, or the error, is the
+one the standard library would give. (One exception, which no report comes near: this layout takes
+fewer stack frames per level, so a value nested within a few levels of the recursion limit, which
+json.dumps refuses, is laid out here.)
 """
 
 from __future__ import annotations

@@ -62,8 +62,9 @@ class PositionTable:
         self._place = place
         self.kept: list[Any] = []  # containers the data no longer holds (a duplicate key's first value)
         self.roots: list[Any] = []  # the data of its documents, so that a copy of the table finds its containers
-        # Set by a reader that saw neither an alias nor a merge key: then every entry below a container
-        # starts after the container does (an alias's value stands where its anchor is, before).
+        # Set by a reader that saw no anchor, so no alias: then every entry below a container starts
+        # after the container does (an alias's value stands where its anchor is, before). A merge key
+        # may still have merged a mapping written in place, whose entries stand where it is written.
         self.ordered = False
         # Converted entries, by view and container; the views are made on demand and not kept, so a
         # table holds no reference back to itself and goes as soon as its document does.
@@ -462,7 +463,7 @@ _UNPLACED = ("cannot tell",)  # _descended cannot tell: the whole search decides
 
 
 def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq], raw_starts: dict[int, Mark]) -> Any:
-    """`path_to`'s answer (unspelled) for a table of parser marks read without aliases or merge keys,
+    """`path_to`'s answer (unspelled) for a table of parser marks read without aliases (`ordered`),
     going down one branch instead of searching the tree.
 
     Such a document's parse events come in the order of the text, and their marks never go back: an

@@ -304,7 +304,7 @@ def read_documents(
                     problems.append(SyntaxProblem(*where(key_mark), duplicate.format(key=key, first=first), False))
                 data[key] = value
                 entries[key] = (key_mark, mark, style, raw)
-            table.ordered = not anchors  # no anchor, so no alias and nothing merged
+            table.ordered = not anchors  # no anchor, so no alias (a merge key can only merge a mapping written in place)
             if deep_at is not None:
                 raise TooDeep(deep_at)
             if root is not None:
@@ -329,7 +329,7 @@ def _take(
     for root, root_mark, end_line, raw_maps, raw_seqs, raw_starts in read:
         table = PositionTable(path, lines, line_offset, place)
         table.raw_maps, table.raw_seqs, table.raw_starts = raw_maps, raw_seqs, raw_starts
-        table.ordered = True  # no anchor, so no alias and nothing merged
+        table.ordered = True  # the C reader takes no anchor, so no alias, and no merge key
         line, column = table.at(root_mark)
         source = rendered_from(lines, after, line - 1) if place is None else None
         documents.append(Document(path, index, root, line, column, table, source))
