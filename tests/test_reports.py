@@ -235,3 +235,28 @@ def test_a_name_with_a_line_break_a_bidi_control_or_a_lone_surrogate_cannot_forg
         assert "Deployment x\\x0afake.yaml:1:1: error ML999 forged: y\\ud800\\u202eb\\u2028 can start" in result.stdout
         assert "\u202e" not in result.stdout and "\u2028" not in result.stdout
     assert invoke("check", "web.yaml", "--no-cache", "--format", "json").exit_code == 1  # fingerprints hash it too
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json", "gitlab"])
+@pytest.mark.parametrize("shape", ["findings", "baseline", "clean"])
+def test_json_reports_are_laid_out_as_json_dumps_lays_out_what_they_hold(repo, fmt, shape):
+    """Written a piece at a time (SARIF, JSON) or laid out by meshlint.report.indented: the text is
+    json.dumps(indent=2) of its own content, byte for byte, with findings, with a baseline (SARIF's
+    baselineState and run properties) and without findings."""
+    args = ["check", "examples", "--format", fmt]
+    if shape == "baseline":
+        assert invoke("check", "examples", "--write-baseline", "baseline.json").exit_code == 0
+        kept = json.loads(Path("baseline.json").read_text())
+        kept["findings"] = kept["findings"][::2]  # half of them new again
+        Path("baseline.json").write_text(json.dumps(kept))
+        args += ["--baseline", "baseline.json"]
+    if shape == "clean":
+        Path("clean.yaml").write_text(CLEAN)
+        args[1] = "clean.yaml"
+    text = invoke(*args).stdout
+    held = json.loads(text)
+    assert text == json.dumps(held, indent=2, ensure_ascii=fmt != "gitlab") + "\n"
+    found = held["runs"][0]["results"] if fmt == "sarif" else held["findings"] if fmt == "json" else held
+    assert bool(found) == (shape != "clean")
+    if fmt == "sarif" and shape == "baseline":
+        assert {r["baselineState"] for r in found} == {"new"} and "properties" in held["runs"][0]

@@ -21,8 +21,10 @@ from meshlint.report.indented import dumps
 from meshlint.ruledocs import url
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from meshlint.engine.results import Report
-    from meshlint.findings import Position
+    from meshlint.findings import Finding, Position
     from meshlint.fix.edits import Fix
     from meshlint.rule import Rule
 
@@ -63,6 +65,16 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
 
 
 def render(report: Report, *, color: bool = False) -> str:
+    return "".join(chunks(report))
+
+
+# Where the results go in the log laid out without them: they are laid out one at a time, so a big
+# report is never held whole, as data or as text.
+_RESULTS = "\x00results\x00"
+
+
+def chunks(report: Report) -> Iterator[str]:
+    """The log, laid out as json.dumps(log, indent=2) would lay it out, one result at a time."""
     root = report.root
     index = {rule.code: i for i, rule in enumerate(report.rules)}
     driver = {
@@ -71,32 +83,6 @@ def render(report: Report, *, color: bool = False) -> str:
         "informationUri": HOMEPAGE,
         "rules": [rule_descriptor(rule) for rule in report.rules],
     }
-    results = []
-    for f in report.findings:
-        result: dict[str, Any] = {
-            "ruleId": f.code,
-            "level": _LEVEL[str(f.severity)],
-            "message": {"text": f"{f.message}\nhelp: {f.help}"},
-            "locations": [{"physicalLocation": _physical(f.position, root)}],
-            "partialFingerprints": {FINGERPRINT: f.fingerprint},
-        }
-        if f.code in index:
-            result["ruleIndex"] = index[f.code]
-        related = [
-            {"id": n, "physicalLocation": _physical(p, root), "message": {"text": "cited in the message"}}
-            for n, p in enumerate(f.related, start=1)
-        ]
-        if f.rendered_from:  # the file a rendered stream says the object came from (no line to name)
-            related.append(
-                {"id": len(related) + 1, "physicalLocation": {"artifactLocation": {"uri": f.rendered_from}}, "message": {"text": "rendered from"}}
-            )
-        if related:
-            result["relatedLocations"] = related
-        if report.summary.baselined is not None:
-            result["baselineState"] = "new"  # the baselined ones are left out
-        if f.fix is not None:
-            result["fixes"] = [_fix(f.fix, root)]
-        results.append(result)
     notifications: list[dict[str, Any]] = [
         {"level": "warning", "message": {"text": f"skipped: {s.reason}"}, "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.path, root)}}]}
         for s in report.summary.skipped_inputs
@@ -105,7 +91,7 @@ def render(report: Report, *, color: bool = False) -> str:
         "tool": {"driver": driver},
         "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
-        "results": results,
+        "results": _RESULTS,
         "columnKind": "unicodeCodePoints",
     }
     summary = report.summary
@@ -116,7 +102,45 @@ def render(report: Report, *, color: bool = False) -> str:
             "outsideDiff": summary.outside_diff or 0,
         }
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
-    return dumps(log) + "\n"
+    # The key and the placeholder: a quote inside a string is escaped, so only the key itself matches.
+    head, tail = dumps(log).split('"results": ' + dumps(_RESULTS), 1)
+    level = (len(head) - len(head.rstrip(" "))) // 2  # the key's indent, in steps: the list's level
+    if not report.findings:
+        yield head + '"results": []' + tail + "\n"
+        return
+    inner = "\n" + "  " * (level + 1)
+    yield head + '"results": [' + inner
+    for n, f in enumerate(report.findings):
+        yield ("," + inner if n else "") + dumps(_result(f, report, index), level=level + 1)
+    yield "\n" + "  " * level + "]" + tail + "\n"
+
+
+def _result(f: Finding, report: Report, index: dict[str, int]) -> dict[str, Any]:
+    root = report.root
+    result: dict[str, Any] = {
+        "ruleId": f.code,
+        "level": _LEVEL[str(f.severity)],
+        "message": {"text": f"{f.message}\nhelp: {f.help}"},
+        "locations": [{"physicalLocation": _physical(f.position, root)}],
+        "partialFingerprints": {FINGERPRINT: f.fingerprint},
+    }
+    if f.code in index:
+        result["ruleIndex"] = index[f.code]
+    related = [
+        {"id": n, "physicalLocation": _physical(p, root), "message": {"text": "cited in the message"}}
+        for n, p in enumerate(f.related, start=1)
+    ]
+    if f.rendered_from:  # the file a rendered stream says the object came from (no line to name)
+        related.append(
+            {"id": len(related) + 1, "physicalLocation": {"artifactLocation": {"uri": f.rendered_from}}, "message": {"text": "rendered from"}}
+        )
+    if related:
+        result["relatedLocations"] = related
+    if report.summary.baselined is not None:
+        result["baselineState"] = "new"  # the baselined ones are left out
+    if f.fix is not None:
+        result["fixes"] = [_fix(f.fix, root)]
+    return result
 
 
 def _fix(fix: Fix, root: str) -> dict[str, Any]:
