@@ -95,6 +95,7 @@ def generated(rng: random.Random, depth: int = 0, indent: str = "") -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # an anchor written twice is one of the cases
 def test_one_branch_and_the_whole_tree_agree_on_generated_documents(monkeypatch):
     rng = random.Random(19)
     went_down = 0
