@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT
@@ -117,3 +118,23 @@ def test_the_screens_count_of_top_level_keys_is_the_anchored_patterns():
     for text in texts:
         for literal, pattern in anchored.items():
             assert len(key_lines(text, literal)) == len(pattern.findall(text)), text
+
+
+@pytest.mark.parametrize("brk", ["\r", "\x85", "\u2028", "\u2029", "\r\n", "\r\r\n"])
+def test_a_file_read_in_parts_places_its_documents_where_reading_it_whole_does(brk):
+    """A big file is read part by part; each part's first line counts the line breaks before it as
+    the parser counts them (a CR no LF follows, NEL, U+2028, U+2029), so every key stands on the
+    line reading the file whole gives it."""
+    from meshlint.source.loader import PARTS_FROM, load_text
+
+    pad = "".join(f"  k{i}: v{i}\n" for i in range(PARTS_FROM // 10))
+    text = f'kind: ConfigMap\ndata:\n  s: "a{brk}b"\n{pad}---\nkind: Service\nmetadata: {{name: c}}\n---\nd: [1,\n  2]\n'
+    assert len(text) >= PARTS_FROM
+    whole = load_text("big.yaml", text)
+    parts = load_text("big.yaml", text, light=lambda *args: False)
+
+    def keys(loaded):
+        return [(doc.line, [doc.root.get(k).key_pos for k in doc.data]) for doc in loaded.documents]
+
+    assert len(whole.documents) == 3
+    assert keys(parts) == keys(whole)

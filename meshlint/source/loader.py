@@ -218,11 +218,19 @@ def document_chunks(text: str) -> list[tuple[int, str]]:
 def each_chunk(text: str) -> Iterator[tuple[int, str]]:
     """`document_chunks` one at a time: a big stream is never copied whole into its parts."""
     starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    # The parser ends a line at a CR that no LF follows, a NEL, U+2028 and U+2029 too: a part after
+    # one starts as many lines further down as the whole text read at once says.
+    other_breaks = any(c in text for c in _OTHER_BREAKS)
     line = 0
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         yield line, text[start:end]
         line += text.count("\n", start, end)
+        if other_breaks:
+            line += text.count("\r", start, end) - text.count("\r\n", start, end) + sum(text.count(c, start, end) for c in _OTHER_BREAKS[1:])
+
+
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")  # line breaks to the parser besides LF (and CRLF)
 
 
 def load_chunks(path: str, chunks: list[tuple[int, str]], lines: Sequence[str]) -> list[Document]:
