@@ -12,6 +12,8 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import ROOT
 from meshlint.cli import main
@@ -260,3 +262,15 @@ def test_json_reports_are_laid_out_as_json_dumps_lays_out_what_they_hold(repo, f
     assert bool(found) == (shape != "clean")
     if fmt == "sarif" and shape == "baseline":
         assert {r["baselineState"] for r in found} == {"new"} and "properties" in held["runs"][0]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab &<>\"'\n\r\t\x00\x1b\u2028\u202e\ud800é"), max_size=10))
+def test_junit_text_and_attributes_are_escaped_as_saxutils_escapes_them(text):
+    """Text without anything to escape is written as it is; the rest goes through saxutils."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    from meshlint.report import junit, visible
+
+    assert junit.escape(text) == escape(visible(text))
+    assert junit.quoteattr(text) == quoteattr(visible(text))
