@@ -17,7 +17,7 @@ from meshlint.source.loader import decode, load_text
 
 
 def places(doc: document.Document) -> list[Position]:
-    """Every line start, and each mark of the document with the places either side of it."""
+    """Each mark of the document, the places either side of it, and the start of its line."""
     table = doc.table
     marks: list[Any] = list(table.raw_starts.values())
     for entries in table.raw_maps.values():

@@ -477,28 +477,23 @@ def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap],
     of its last: each container on the way is read whole, never by its order). When they do not
     meet, a value's mark names the entry its key names and nothing starts between the two, so keys
     are enough."""
-    best_start: tuple[int, int] = (-(1 << 62), 0)
-    best_depth = -1
-    best: Any = None
+    # Each step down is deeper and starts no earlier than the last, so the answer is the last step.
     ref: Any = None
-    depth = 0
     while True:
-        below = depth + 1
         chosen, previous = _last_two(value, target, raw_maps, raw_seqs)
         if chosen is _UNPLACED or previous is _UNPLACED:
             return _UNPLACED
         if chosen is None:
-            return best
+            return ref
         start, key, child, in_list, _ = chosen
         if previous is not None:
             reach = _last_mark(previous, raw_maps, raw_seqs)
             if reach is None or reach >= start:
                 return _UNPLACED
-        if (start, below) > (best_start, best_depth):
-            best_start, best_depth, best = start, below, (ref, key, child if in_list else None, in_list)
+        ref = (ref, key, child if in_list else None, in_list)
         if not isinstance(child, (dict, list)) or not _before(raw_starts.get(id(child)), target):
-            return best
-        value, ref, depth = child, (ref, key, child if in_list else None, in_list), below
+            return ref
+        value = child
 
 
 # (start, key or index, child, in a list, value mark or None): one entry of a container, as read.
