@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Severity
 from meshlint.schemas import fits, read_schema
+from meshlint.source import inputs
 from meshlint.source.inputs import CONFIG_NAMES
 
 if TYPE_CHECKING:
@@ -282,7 +283,7 @@ class ConfigSet:
     def for_file(self, path: str) -> Config:
         if self.forced or path == "-":
             return self.top
-        folder = os.path.dirname(os.path.abspath(path))
+        folder = os.path.dirname(inputs.absolute(path))
         config = self._by_folder.get(folder)
         if config is None:
             found = find_config(folder)

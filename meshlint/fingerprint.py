@@ -49,7 +49,7 @@ def repo_path(path: str, root: str) -> str:
     `/` separators. Directories are resolved (a symlinked /tmp), the file's own name is not."""
     if path.startswith("<"):  # <stdin>
         return path
-    return _relative(os.getcwd(), path, root)
+    return _relative(inputs.cwd(), path, root)
 
 
 @lru_cache(maxsize=4096)

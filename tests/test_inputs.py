@@ -106,3 +106,48 @@ def test_read_raises_what_the_check_words_for_a_folder_or_a_missing_file(tmp_pat
     with pytest.raises(FileNotFoundError) as missing:
         inputs.read(str(tmp_path / "gone.yaml"))
     assert missing.value.strerror == "No such file or directory"
+
+
+@pytest.mark.parametrize("path", ["a.yaml", "./a.yaml", "x/../a.yaml", "x//y/./a.yaml", "..", ".", "", "/", "//x/y", "/x/../y", "a/"])
+def test_absolute_is_abspath_in_a_run_and_out_of_one(tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    assert inputs.absolute(path) == os.path.abspath(path)
+    with inputs.at_work():
+        assert inputs.absolute(path) == os.path.abspath(path)
+        assert inputs.cwd() == os.getcwd()
+
+
+def test_the_working_directory_is_asked_again_once_a_run_is_over(tmp_path, monkeypatch):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    with inputs.at_work():
+        assert inputs.absolute("a.yaml") == str(tmp_path / "one" / "a.yaml")
+    os.chdir(tmp_path / "two")
+    assert inputs.absolute("a.yaml") == str(tmp_path / "two" / "a.yaml")
+    with inputs.at_work():
+        assert inputs.cwd() == str(tmp_path / "two")
+
+
+def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_size(tmp_path, monkeypatch):
+    """Every file's place, chart and config is made absolute, against the run's working directory:
+    twice the files, no more questions."""
+    from meshlint.config import Config
+    from meshlint.engine.run import run
+    from meshlint.registry import load_rules
+
+    def asked_for(count):
+        top = tmp_path / str(count)
+        for n in range(count):
+            tree(top, {f"apps/team{n % 4}/app{n}.yaml": f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app{n}\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels:\n        app: app{n}\n    spec:\n      containers:\n      - name: app\n        image: app\n"})
+        tree(top, {"apps/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: enabled\n"})
+        monkeypatch.chdir(top)
+        asked = []
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "getcwd", lambda real=os.getcwd: asked.append(1) or real())
+            report = run(["apps"], Config(), load_rules(), jobs=1)
+        assert len(report.files) == count + 1
+        assert [f.code for f in report.findings] == ["ML101"] * count  # meshed workloads: placed, fingerprinted
+        return len(asked)
+
+    assert asked_for(40) == asked_for(80)

@@ -118,6 +118,14 @@ def run(
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
     run, and take this run's from it where nothing they depend on changed (engine/cache.py)."""
+    with inputs.at_work():
+        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir)
+
+
+def _run(
+    paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
+    cache_dir: str | None,
+) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
     mesh_config = tuple(mesh_config)

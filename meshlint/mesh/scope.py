@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from meshlint.mesh.setting import Setting
+from meshlint.source import inputs
 
 
 class Place(NamedTuple):
@@ -27,8 +28,8 @@ class Place(NamedTuple):
     def of(cls, path: str, folder: str | None = None) -> Place:
         """The place of a file as named (stdin keeps its name); `folder` overrides where it counts as
         located (a `mesh.context` file counts as located beside the config that names it)."""
-        absolute = os.path.abspath(path) if path and not path.startswith("<") else path
-        return cls(absolute, folder if folder is not None else os.path.dirname(absolute) if os.path.isabs(absolute) else os.getcwd())
+        full = inputs.absolute(path) if path and not path.startswith("<") else path
+        return cls(full, folder if folder is not None else os.path.dirname(full) if os.path.isabs(full) else inputs.cwd())
 
 
 def distance(source: Place, workload: Place) -> int | None:

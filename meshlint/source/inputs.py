@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -23,6 +25,31 @@ def real(path: str) -> str:
     if found is None:
         found = _REAL[path] = os.path.realpath(path)
     return found
+
+
+# The working directory while a run is on (`at_work`). meshlint never changes it, and asking the
+# system for it, as os.path.abspath does for every relative path, was most of what the tens of
+# thousands of paths a tree's run makes absolute (places, charts, configs) cost.
+_CWD: list[str] = []
+
+
+@contextmanager
+def at_work() -> Iterator[None]:
+    """Within it, `cwd()` is the working directory as it was on entering, without a system call."""
+    _CWD.append(os.getcwd())
+    try:
+        yield
+    finally:
+        _CWD.pop()
+
+
+def cwd() -> str:
+    return _CWD[-1] if _CWD else os.getcwd()
+
+
+def absolute(path: str) -> str:
+    """`os.path.abspath`, against `cwd()`."""
+    return os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd(), path))
 
 
 def forget_paths() -> None:
@@ -93,13 +120,13 @@ class _GitIgnores:
         return self._specs[directory]
 
     def ignores(self, path: str, directory: bool) -> bool:
-        absolute = os.path.abspath(path)
+        full = absolute(path)
         verdict = None
-        for folder in _folders_between(self.root, os.path.dirname(absolute)):
+        for folder in _folders_between(self.root, os.path.dirname(full)):
             spec = self._spec(folder)
             if spec is None:
                 continue
-            relative = os.path.relpath(absolute, folder).replace(os.sep, "/") + ("/" if directory else "")
+            relative = os.path.relpath(full, folder).replace(os.sep, "/") + ("/" if directory else "")
             result = spec.check_file(relative)
             if result.include is not None:
                 verdict = result.include
@@ -249,7 +276,7 @@ def helm_chart_of(path: str) -> str | None:
     (a `files/profile-*.yaml` is a values profile the chart may pick, not the mesh's configuration)."""
     if path == STDIN:
         return None
-    chart = _chart_above(os.path.dirname(os.path.abspath(path)))
+    chart = _chart_above(os.path.dirname(absolute(path)))
     if chart is None or os.path.isabs(path):
         return chart
     return os.path.relpath(chart)
@@ -257,8 +284,8 @@ def helm_chart_of(path: str) -> str | None:
 
 def helm_chart_files(path: str) -> bool:
     """Is `path` under the chart's `files/` (rather than its `templates/`)?"""
-    chart = _chart_above(os.path.dirname(os.path.abspath(path)))
-    return chart is not None and os.path.relpath(os.path.abspath(path), chart).split(os.sep, 1)[0] == "files"
+    chart = _chart_above(os.path.dirname(absolute(path)))
+    return chart is not None and os.path.relpath(absolute(path), chart).split(os.sep, 1)[0] == "files"
 
 
 @lru_cache(maxsize=256)
