@@ -112,6 +112,7 @@ def _stable(value: object) -> object:
 
 
 @pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # an anchor written twice is one of the cases
 @pytest.mark.parametrize("name", sorted(HARD))
 def test_hard_cases_read_alike(name, monkeypatch):
     first, *others = [read(HARD[name], way, monkeypatch) for way in EVERY_WAY]
@@ -202,6 +203,7 @@ def _legacy_path_to(node, position):
     return best[2]
 
 
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # an anchor written twice is one of the cases
 def test_path_to_names_every_place_as_before():
     """Every line and column of every fixture and of the hard cases, as path_to named it before."""
     from meshlint.findings import Position
