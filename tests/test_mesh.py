@@ -294,3 +294,22 @@ def test_service_targets_are_every_selecting_service_in_reading_order():
         8082: ["Service by-app"],
     }
     assert list(targets) == [8080, 9090, 8082]
+
+
+def test_the_first_pass_scans_a_document_for_a_sign_of_istio_only_where_it_could_come_first(monkeypatch):
+    """A sign after the one known changes nothing: such a document is neither scanned nor composed.
+    One before it is; and each document's kind lines are found once for both pre-checks."""
+    from meshlint.engine import run as engine
+    from meshlint.model import prefilter
+
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {proxy.istio.io/config: '{}'}}\nspec: {containers: [{name: a, image: a}]}\n"
+    mesh, _ = context("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n", default_injection="auto")
+    assert mesh.istio_in_use.where == "f0.yaml:1"
+    scanned, kinds = [], []
+    monkeypatch.setattr(engine, "might_show_istio", lambda text: scanned.append(text) or prefilter.might_show_istio(text))
+    monkeypatch.setattr(engine, "kind_lines", lambda text: kinds.append(text) or prefilter.kind_lines(text))
+    later = list(engine._context_resources(mesh, "f1.yaml", pod + "---\n" + pod))
+    assert (later, len(scanned), len(kinds)) == ([], 0, 2)
+    earlier = list(engine._context_resources(mesh, "e.yaml", pod))
+    assert [(resource.kind, resource.name, context_too) for _, resource, context_too in earlier] == [("Pod", "p", False)]
+    assert (len(scanned), len(kinds)) == (1, 3)

@@ -34,7 +34,7 @@ from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import MeshSource, mesh_source
 from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS
-from meshlint.model.prefilter import might_hold_context, might_show_istio
+from meshlint.model.prefilter import kind_lines, might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
@@ -448,8 +448,10 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[
     """The parts of one input that could hold mesh context, or the first sign of Istio, each with
     the text of the part it is in, and False when it is read only as a sign."""
     for line_offset, chunk in each_chunk(text):
-        context = might_hold_context(chunk) or might_hold_env_source(chunk)
-        sign = not context and might_show_istio(chunk) and mesh.wants_istio_sign(path, line_offset + 1)
+        kinds = kind_lines(chunk)
+        context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds)
+        # Once a sign is known, later documents cannot come first: the place is asked before the text is scanned.
+        sign = not context and mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines

@@ -67,9 +67,10 @@ class EnvSource(NamedTuple):
         return f"{self.kind} {self.name}"
 
 
-def might_hold_env_source(text: str) -> bool:
-    """False only when the document surely holds no ConfigMap or Secret worth keeping."""
-    return any(_KIND.match(line) for line in kind_lines(text)) and worth_reading(text)
+def might_hold_env_source(text: str, lines: list[str] | None = None) -> bool:
+    """False only when the document surely holds no ConfigMap or Secret worth keeping. `lines`: its
+    `kind_lines`, when the caller has them."""
+    return any(_KIND.match(line) for line in (kind_lines(text) if lines is None else lines)) and worth_reading(text)
 
 
 class EnvSources:

@@ -27,9 +27,10 @@ def kind_lines(text: str) -> list[str]:
     return key_lines(text, _KIND_KEY)
 
 
-def might_hold_context(text: str) -> bool:
-    """False only when the document surely holds no mesh-context resource (top-level keys at column 0)."""
-    lines = kind_lines(text)
+def might_hold_context(text: str, lines: list[str] | None = None) -> bool:
+    """False only when the document surely holds no mesh-context resource (top-level keys at column 0).
+    `lines`: its `kind_lines`, when the caller has them."""
+    lines = kind_lines(text) if lines is None else lines
     if any(_CONTEXT_KIND.match(line) for line in lines):
         return True
     if any(_CONFIGMAP.match(line) for line in lines):
