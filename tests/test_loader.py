@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import MESHED, lint_text
 from meshlint.engine.results import SkippedInput
@@ -238,3 +242,16 @@ def test_importing_pyyaml_through_meshlint_takes_the_short_class_for_the_readers
     through = subprocess.run([sys.executable, "-c", f"from meshlint.source import libyaml; assert libyaml._pyyaml(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
     assert alone == [ascii(NON_PRINTABLE)] * 2
     assert through == [ascii(NON_PRINTABLE_SHORT)] * 2
+
+
+_OLD_DOC_START = re.compile(r"^---(?=\s|$)", re.M)  # how documents were found: `---` at a line's start
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--", "-", "----", "--- ", "---\t", "\n", "\r\n", "\r", " ", "a: 1", "\x85", "\u2028", "#", "...", "\x0c"]), max_size=40).map("".join))
+def test_documents_start_where_a_line_starting_with_a_lone_dash_marker_says(text):
+    from meshlint.source.loader import each_chunk
+
+    starts = [0] + [m.start() for m in _OLD_DOC_START.finditer(text) if m.start() > 0]
+    expected = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    assert [chunk for _, chunk in each_chunk(text)] == expected

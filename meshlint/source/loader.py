@@ -16,7 +16,9 @@ from meshlint.source.document import Document
 
 # Indentation from which block nesting could reach the composer's limit.
 _DEEP_INDENT = re.compile(r"^[ ]{5000}", re.M)
-_DOC_START = re.compile(r"^---(?=\s|$)", re.M)
+# A document's `---`, found by its literal and kept where a line starts: `^---` under re.M is tried at
+# every character of the text, which was most of splitting a small file into its documents.
+_DOC_MARK = re.compile(r"---(?=\s|$)", re.M)
 _MANIFEST_KEY = re.compile(r"^[ \t-]*[\"']?(apiVersion|kind)[\"']?[ \t]*:", re.M)
 HELM_SKIP = "Helm template syntax ({{ ... }}); render it first: helm template ... | meshlint check -"
 CHART_TEMPLATE = "a template of the Helm chart in {chart}; render it first: helm template {chart} | meshlint check -"
@@ -217,7 +219,7 @@ def document_chunks(text: str) -> list[tuple[int, str]]:
 
 def each_chunk(text: str) -> Iterator[tuple[int, str]]:
     """`document_chunks` one at a time: a big stream is never copied whole into its parts."""
-    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    starts = [0] + [m.start() for m in _DOC_MARK.finditer(text) if m.start() > 0 and text[m.start() - 1] == "\n"]
     # The parser ends a line at a CR that no LF follows, a NEL, U+2028 and U+2029 too: a part after
     # one starts as many lines further down as the whole text read at once says.
     other_breaks = any(c in text for c in _OTHER_BREAKS)
