@@ -20,7 +20,7 @@ from meshlint.source.loader import LoadedFile
 class ResourceSubjects:
     """A resource with the views of its pods and its mesh source, each built once for all rules."""
 
-    __slots__ = ("resource", "source", "views")
+    __slots__ = ("_as_resource", "_as_source", "_as_views", "resource", "source", "views")
 
     def __init__(self, resource: Resource, mesh: MeshContext, options: MeshOptions | None = None) -> None:
         self.resource = resource
@@ -28,18 +28,24 @@ class ResourceSubjects:
         pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
         self.views: list[WorkloadView] = [build_view(mesh, t, options) for t in pods]
         self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
+        # Each of the three ways a rule may see this resource, made once for every rule that asks
+        # (a workload is asked by some twenty rules; the lists are only read).
+        templates = [view.template for view in self.views]
+        self._as_views: list[tuple[Any, list[PodTemplate]]] = [(view, [view.template]) for view in self.views]
+        self._as_source: list[tuple[Any, list[PodTemplate]]] = [(self.source, templates)] if self.source is not None else []
+        self._as_resource: list[tuple[Any, list[PodTemplate]]] = [(resource, templates)]
 
     def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:
-        """The most specific subjects `rule` takes for this resource, with the pods each is about."""
+        """The most specific subjects `rule` takes for this resource, with the pods each is about
+        (lists shared by every rule: not to be changed)."""
         if rule.kinds is not None and self.resource.kind not in rule.kinds:
             return []
-        if self.views and WORKLOAD in rule.scopes:
-            return [(view, [view.template]) for view in self.views]
-        pods = [view.template for view in self.views]
-        if self.source is not None and MESH_CONFIG in rule.scopes:
-            return [(self.source, pods)]
+        if self._as_views and WORKLOAD in rule.scopes:
+            return self._as_views
+        if self._as_source and MESH_CONFIG in rule.scopes:
+            return self._as_source
         if RESOURCE in rule.scopes:
-            return [(self.resource, pods)]
+            return self._as_resource
         return []
 
 
