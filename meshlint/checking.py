@@ -267,10 +267,13 @@ def check(
 
 
 def _echo_all(pieces: Iterable[str]) -> None:
-    """Write to stdout; a reader that goes away early (`| head`) ends it quietly."""
+    """Write to stdout, flushed once at the end (a report of a big tree is thousands of pieces, and a
+    flush each was a system call each; nothing goes to stderr meanwhile). A reader that goes away
+    early (`| head`) ends it quietly."""
     try:
+        write = sys.stdout.write
         for piece in pieces:
-            echo(piece, nl=False)
+            write(piece)
         sys.stdout.flush()
     except BrokenPipeError:
         stdout_closed()
@@ -292,12 +295,7 @@ def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_
         if path is not None:
             continue
         color = fmt == "text" and use_color(color_choice, sys.stdout.isatty())
-        try:
-            for piece in chunks(fmt, report, color=color, statistics=statistics, quiet=quiet):
-                echo(piece, nl=False)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            stdout_closed()
+        _echo_all(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet))
     if statistics and all(fmt != "text" for fmt, _ in reports):
         from meshlint.report.text import statistics as per_rule
 

@@ -436,3 +436,40 @@ def test_the_summary_names_the_istio_sign_only_when_it_made_a_workload_count_as_
     (tmp_path / "sign.yaml").write_text("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge}\n")
     out = invoke("check", ".").output
     assert out.splitlines()[-1] == f"2 files, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 1 skipped, {tail}"
+
+
+class _CountingOut:
+    """A stdout that counts its flushes."""
+
+    def __init__(self):
+        self.text, self.flushes = [], 0
+
+    def write(self, text):
+        self.text.append(text)
+        return len(text)
+
+    def flush(self):
+        self.flushes += 1
+
+    def isatty(self):
+        return False
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github", "gitlab", "junit"])
+def test_a_report_on_stdout_is_flushed_once_not_once_a_finding(tmp_path, monkeypatch, fmt):
+    from meshlint.checking import _write_reports
+    from meshlint.config import Config
+    from meshlint.engine.run import run
+    from meshlint.registry import load_rules
+    from meshlint.report import chunks
+
+    for n in range(30):
+        (tmp_path / f"race{n}.yaml").write_text(RACE.replace("name: web", f"name: web{n}"))
+    monkeypatch.chdir(tmp_path)
+    report = run(["."], Config(), load_rules(), jobs=1)
+    assert len(report.findings) == 30
+    out = _CountingOut()
+    monkeypatch.setattr(sys, "stdout", out)
+    _write_reports(report, [(fmt, None)], color_choice="never", statistics=False, quiet=False)
+    assert "".join(out.text) == "".join(chunks(fmt, report))
+    assert out.flushes == 1
