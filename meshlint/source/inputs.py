@@ -44,6 +44,7 @@ def at_work() -> Iterator[None]:
 
 
 def cwd() -> str:
+    """The working directory: the run's, within `at_work`, else the system's answer now."""
     return _CWD[-1] if _CWD else os.getcwd()
 
 
@@ -284,8 +285,9 @@ def helm_chart_of(path: str) -> str | None:
 
 def helm_chart_files(path: str) -> bool:
     """Is `path` under the chart's `files/` (rather than its `templates/`)?"""
-    chart = _chart_above(os.path.dirname(absolute(path)))
-    return chart is not None and os.path.relpath(absolute(path), chart).split(os.sep, 1)[0] == "files"
+    full = absolute(path)
+    chart = _chart_above(os.path.dirname(full))
+    return chart is not None and os.path.relpath(full, chart).split(os.sep, 1)[0] == "files"
 
 
 @lru_cache(maxsize=256)
