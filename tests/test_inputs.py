@@ -129,6 +129,21 @@ def test_the_working_directory_is_asked_again_once_a_run_is_over(tmp_path, monke
         assert inputs.cwd() == str(tmp_path / "two")
 
 
+def test_a_path_is_made_absolute_once_per_run_and_anew_in_the_next(tmp_path, monkeypatch):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    made = []
+    monkeypatch.setattr(os.path, "normpath", lambda path, real=os.path.normpath: made.append(path) or real(path))
+    with inputs.at_work():
+        assert [inputs.absolute("a.yaml") for _ in range(5)] == [str(tmp_path / "one" / "a.yaml")] * 5
+        assert inputs.absolute("b.yaml") == str(tmp_path / "one" / "b.yaml")
+    assert made == [str(tmp_path / "one" / "a.yaml"), str(tmp_path / "one" / "b.yaml")]
+    os.chdir(tmp_path / "two")
+    with inputs.at_work():  # the same path, another working directory: not the last run's answer
+        assert inputs.absolute("a.yaml") == str(tmp_path / "two" / "a.yaml")
+
+
 def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_size(tmp_path, monkeypatch):
     """Every file's place, chart and config is made absolute, against the run's working directory:
     twice the files, no more questions."""

@@ -31,16 +31,21 @@ def real(path: str) -> str:
 # system for it, as os.path.abspath does for every relative path, was most of what the tens of
 # thousands of paths a tree's run makes absolute (places, charts, configs) cost.
 _CWD: list[str] = []
+# Within a run, each path's absolute form, worked out once: a file's path is made absolute for its
+# place, its chart, its config, its scope and its ignores, some seven times per file.
+_ABSOLUTE: dict[str, str] = {}
 
 
 @contextmanager
 def at_work() -> Iterator[None]:
     """Within it, `cwd()` is the working directory as it was on entering, without a system call."""
     _CWD.append(os.getcwd())
+    _ABSOLUTE.clear()
     try:
         yield
     finally:
         _CWD.pop()
+        _ABSOLUTE.clear()
 
 
 def cwd() -> str:
@@ -50,7 +55,12 @@ def cwd() -> str:
 
 def absolute(path: str) -> str:
     """`os.path.abspath`, against `cwd()`."""
-    return os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd(), path))
+    if not _CWD:
+        return os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+    found = _ABSOLUTE.get(path)
+    if found is None:
+        found = _ABSOLUTE[path] = os.path.normpath(path if os.path.isabs(path) else os.path.join(_CWD[-1], path))
+    return found
 
 
 def forget_paths() -> None:
