@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from meshlint.engine.governance import Governance
 from meshlint.engine.results import FileResult, SkippedInput, Summary
-from meshlint.engine.subjects import ResourceSubjects
+from meshlint.engine.subjects import ResourceSubjects, taken_as
 from meshlint.findings import Finding, Issue, Position, Severity
 from meshlint.fingerprint import fingerprinted
 from meshlint.mesh.scope import Conflict, conflict_key, met
@@ -92,8 +92,8 @@ class FileCheck:
         # For any one rule, its findings come in the order a loop over rules, then resources, gives
         # (the file's own come first, in `result`): ties sort stably by rule.
         about = item.resource
-        for rule in self.dispatch.of(about.kind):
-            for subject, pods in item.for_rule(rule):
+        for rule, way in self.dispatch.plan(item.shape):
+            for subject, pods in item.taken(way):
                 self._check(rule, subject, about, pods, lines, governed)
         self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
 
@@ -158,18 +158,20 @@ class FileCheck:
 
 
 class Dispatch:
-    """The rules of one config, bucketed once a run: those that take files, and for each resource
-    kind those that may take it (a rule's `kinds`), in the config's order."""
+    """The rules of one config, bucketed once a run: those that take files, and for each shape of
+    resource (its kind, whether it has workload views and a mesh source) those that take it and how,
+    in the config's order: a resource is otherwise asked about by every rule, some forty."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self.file_rules = [r for r in rules if FILE in r.scopes]
-        self._by_kind: dict[str, list[Rule]] = {}
+        self._by_shape: dict[tuple[str, bool, bool], list[tuple[Rule, int]]] = {}
 
-    def of(self, kind: str) -> list[Rule]:
-        found = self._by_kind.get(kind)
+    def plan(self, shape: tuple[str, bool, bool]) -> list[tuple[Rule, int]]:
+        """Each rule that takes a resource of this shape, with the way it takes it (`taken_as`)."""
+        found = self._by_shape.get(shape)
         if found is None:
-            found = self._by_kind[kind] = [r for r in self.rules if r.kinds is None or kind in r.kinds]
+            found = self._by_shape[shape] = [(r, way) for r in self.rules if (way := taken_as(r, *shape)) is not None]
         return found
 
 

@@ -35,18 +35,38 @@ class ResourceSubjects:
         self._as_source: list[tuple[Any, list[PodTemplate]]] = [(self.source, templates)] if self.source is not None else []
         self._as_resource: list[tuple[Any, list[PodTemplate]]] = [(resource, templates)]
 
+    @property
+    def shape(self) -> tuple[str, bool, bool]:
+        """What decides which subjects a rule takes here: the kind, and whether there are views and a
+        source (`taken_as`)."""
+        return self.resource.kind, bool(self._as_views), bool(self._as_source)
+
+    def taken(self, way: int) -> list[tuple[Any, list[PodTemplate]]]:
+        """The subjects of one way (`AS_VIEWS`...), with the pods each is about (lists shared by every
+        rule: not to be changed)."""
+        return (self._as_views, self._as_source, self._as_resource)[way]
+
     def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:
-        """The most specific subjects `rule` takes for this resource, with the pods each is about
-        (lists shared by every rule: not to be changed)."""
-        if rule.kinds is not None and self.resource.kind not in rule.kinds:
-            return []
-        if self._as_views and WORKLOAD in rule.scopes:
-            return self._as_views
-        if self._as_source and MESH_CONFIG in rule.scopes:
-            return self._as_source
-        if RESOURCE in rule.scopes:
-            return self._as_resource
-        return []
+        """The most specific subjects `rule` takes for this resource, with the pods each is about."""
+        way = taken_as(rule, *self.shape)
+        return [] if way is None else self.taken(way)
+
+
+AS_VIEWS, AS_SOURCE, AS_RESOURCE = range(3)
+
+
+def taken_as(rule: Rule, kind: str, views: bool, source: bool) -> int | None:
+    """How `rule` sees a resource of `kind` (with workload views, with a mesh source): as each view,
+    as its source, as the resource, or not at all."""
+    if rule.kinds is not None and kind not in rule.kinds:
+        return None
+    if views and WORKLOAD in rule.scopes:
+        return AS_VIEWS
+    if source and MESH_CONFIG in rule.scopes:
+        return AS_SOURCE
+    if RESOURCE in rule.scopes:
+        return AS_RESOURCE
+    return None
 
 
 def subjects(
