@@ -6,9 +6,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from meshlint.engine.filecheck import Dispatch
-from meshlint.engine.subjects import AS_RESOURCE, AS_SOURCE, AS_VIEWS, taken_as
+from meshlint.engine.subjects import AS_RESOURCE, AS_SOURCE, AS_VIEWS, ResourceSubjects, taken_as
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.context import MeshContext
+from meshlint.mesh.options import MeshOptions
+from meshlint.model.resource import resources_of
 from meshlint.rule import FILE, MESH_CONFIG, RESOURCE, WORKLOAD, Rule
+from meshlint.source.loader import load_text
 
 
 def _nothing(subject: Any, context: Any) -> Iterable[Issue]:
@@ -70,3 +74,41 @@ def test_a_plan_is_made_once_per_shape() -> None:
     first = dispatch.plan(("Deployment", True, False))
     assert dispatch.plan(("Deployment", True, False)) is first
     assert dispatch.plan(("Deployment", False, False)) is not first
+
+
+def _subjects(text: str) -> ResourceSubjects:
+    resource = next(r for d in load_text("f.yaml", text).documents for r in resources_of(d))
+    return ResourceSubjects(resource, MeshContext(options=MeshOptions()))
+
+
+CRONJOB = """\
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 1 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: app, image: app}]
+"""
+
+
+def test_each_way_lists_its_subjects_with_the_pods_each_is_about() -> None:
+    item = _subjects(CRONJOB)
+    (view,) = item.views
+    assert item.shape == ("CronJob", True, False)
+    assert item.taken(AS_VIEWS) == [(view, [view.template])]
+    assert item.taken(AS_SOURCE) == []
+    assert item.taken(AS_RESOURCE) == [(item.resource, [view.template])]
+    assert item.ways == (item.taken(AS_VIEWS), item.taken(AS_SOURCE), item.taken(AS_RESOURCE))
+    assert item.for_rule(WORKLOAD_OR_RESOURCE) == item.taken(AS_VIEWS)
+    assert item.for_rule(SOURCE_ONLY) == []
+
+
+def test_a_mesh_config_resource_has_a_source_and_no_views() -> None:
+    item = _subjects("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: mesh}\nspec: {meshConfig: {defaultConfig: {terminationDrainDuration: 5s}}}\n")
+    assert item.shape == ("IstioOperator", False, True)
+    assert item.taken(AS_SOURCE) == [(item.source, [])]
+    assert item.for_rule(SOURCE_OR_RESOURCE) == item.taken(AS_SOURCE)

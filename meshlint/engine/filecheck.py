@@ -91,21 +91,29 @@ class FileCheck:
                 self.conflicts[key] = met(self.conflicts.get(key), conflict, 1)
         # For any one rule, its findings come in the order a loop over rules, then resources, gives
         # (the file's own come first, in `result`): ties sort stably by rule.
-        about = item.resource
+        # The loop over checks is written out here, not a call to `_check`: most checks find nothing,
+        # and a resource makes some fifteen of them.
+        about, contexts, ways = item.resource, governed.contexts, item.ways
         for rule, way in self.dispatch.plan(item.shape):
-            for subject, pods in item.taken(way):
-                self._check(rule, subject, about, pods, lines, governed)
+            context = contexts[rule.code]
+            for subject, pods in ways[way]:
+                for issue in rule.check(subject, context):
+                    self._found(rule, issue, about, pods, lines, governed)
         self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
 
     def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: Sequence[str], governed: Governance) -> None:
         for issue in rule.check(subject, governed.contexts[rule.code]):
-            suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
-            if suppression is not None:
-                self.summary.suppressed += 1
-                self.used.add((suppression.position, suppression.entry_for(rule)))
-                continue
-            source = source_line(lines, issue.position.line)
-            self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline))
+            self._found(rule, issue, about, pods, lines, governed)
+
+    def _found(self, rule: Rule, issue: Issue, about: Resource | None, pods: list[Any], lines: Sequence[str], governed: Governance) -> None:
+        """A check's issue: a finding, unless a suppression silences it."""
+        suppression = annotation_suppression(about, pods, rule) or comment_suppression(lines, issue.position, rule)
+        if suppression is not None:
+            self.summary.suppressed += 1
+            self.used.add((suppression.position, suppression.entry_for(rule)))
+            return
+        source = source_line(lines, issue.position.line)
+        self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline))
 
     def merge(self, part: Range) -> None:
         """A later range of the same stream, checked elsewhere."""

@@ -20,7 +20,7 @@ from meshlint.source.loader import LoadedFile
 class ResourceSubjects:
     """A resource with the views of its pods and its mesh source, each built once for all rules."""
 
-    __slots__ = ("_as_resource", "_as_source", "_as_views", "resource", "source", "views")
+    __slots__ = ("_as_resource", "_as_source", "_as_views", "resource", "source", "views", "ways")
 
     def __init__(self, resource: Resource, mesh: MeshContext, options: MeshOptions | None = None) -> None:
         self.resource = resource
@@ -34,6 +34,7 @@ class ResourceSubjects:
         self._as_views: list[tuple[Any, list[PodTemplate]]] = [(view, [view.template]) for view in self.views]
         self._as_source: list[tuple[Any, list[PodTemplate]]] = [(self.source, templates)] if self.source is not None else []
         self._as_resource: list[tuple[Any, list[PodTemplate]]] = [(resource, templates)]
+        self.ways = (self._as_views, self._as_source, self._as_resource)  # by AS_VIEWS...
 
     @property
     def shape(self) -> tuple[str, bool, bool]:
@@ -44,7 +45,7 @@ class ResourceSubjects:
     def taken(self, way: int) -> list[tuple[Any, list[PodTemplate]]]:
         """The subjects of one way (`AS_VIEWS`...), with the pods each is about (lists shared by every
         rule: not to be changed)."""
-        return (self._as_views, self._as_source, self._as_resource)[way]
+        return self.ways[way]
 
     def for_rule(self, rule: Rule) -> list[tuple[Any, list[PodTemplate]]]:
         """The most specific subjects `rule` takes for this resource, with the pods each is about."""
