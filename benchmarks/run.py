@@ -183,6 +183,8 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"meshlint benchmarks: python {sys.version.split()[0]}, {cores} cores, meshlint at {tool('meshlint')}")
     print("(a busy machine widens the spread; the ratios are paired, so they hold better than the times)")
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)  # a folder named for the trees need not exist yet
     with tempfile.TemporaryDirectory(dir=args.workdir) as work:
         trees = {}
         for size in (small, large):
