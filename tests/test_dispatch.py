@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from meshlint.engine.filecheck import Dispatch
-from meshlint.engine.subjects import AS_RESOURCE, AS_SOURCE, AS_VIEWS, ResourceSubjects, taken_as
+from meshlint.engine.subjects import AS_RESOURCE, AS_SOURCE, AS_VIEWS, ResourceSubjects
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
@@ -57,16 +57,6 @@ def test_a_rule_limited_to_kinds_is_left_out_for_other_kinds_and_file_rules_neve
     assert _codes(dispatch.plan(("Service", False, False))) == [("T002", AS_RESOURCE), ("T003", AS_RESOURCE), ("T004", AS_RESOURCE)]
     assert _codes(dispatch.plan(("ConfigMap", False, False))) == [("T002", AS_RESOURCE), ("T003", AS_RESOURCE)]
     assert dispatch.file_rules == [FILE_ONLY]
-
-
-def test_each_plan_is_what_taken_as_says_of_every_rule_in_order() -> None:
-    dispatch = Dispatch(RULES)
-    for kind in ("Deployment", "Service", "IstioOperator", "ConfigMap"):
-        for views in (False, True):
-            for source in (False, True):
-                shape = (kind, views, source)
-                expected = [(rule, way) for rule in RULES if (way := taken_as(rule, *shape)) is not None]
-                assert dispatch.plan(shape) == expected
 
 
 def test_a_plan_is_made_once_per_shape() -> None:

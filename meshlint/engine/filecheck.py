@@ -168,7 +168,7 @@ class FileCheck:
 class Dispatch:
     """The rules of one config, bucketed once a run: those that take files, and for each shape of
     resource (its kind, whether it has workload views and a mesh source) those that take it and how,
-    in the config's order: a resource is otherwise asked about by every rule, some forty."""
+    in the config's order: otherwise every rule would be asked about every resource."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules

@@ -20,7 +20,7 @@ from meshlint.source.loader import LoadedFile
 class ResourceSubjects:
     """A resource with the views of its pods and its mesh source, each built once for all rules."""
 
-    __slots__ = ("_as_resource", "_as_source", "_as_views", "resource", "source", "views", "ways")
+    __slots__ = ("resource", "source", "views", "ways")
 
     def __init__(self, resource: Resource, mesh: MeshContext, options: MeshOptions | None = None) -> None:
         self.resource = resource
@@ -28,19 +28,21 @@ class ResourceSubjects:
         pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
         self.views: list[WorkloadView] = [build_view(mesh, t, options) for t in pods]
         self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
-        # Each of the three ways a rule may see this resource, made once for every rule that asks
-        # (a workload is asked by some twenty rules; the lists are only read).
+        # Each of the three ways a rule may see this resource, indexed by AS_VIEWS, AS_SOURCE and
+        # AS_RESOURCE, made once for every rule that asks (a workload is asked by some twenty rules;
+        # the lists are only read).
         templates = [view.template for view in self.views]
-        self._as_views: list[tuple[Any, list[PodTemplate]]] = [(view, [view.template]) for view in self.views]
-        self._as_source: list[tuple[Any, list[PodTemplate]]] = [(self.source, templates)] if self.source is not None else []
-        self._as_resource: list[tuple[Any, list[PodTemplate]]] = [(resource, templates)]
-        self.ways = (self._as_views, self._as_source, self._as_resource)  # by AS_VIEWS...
+        self.ways: tuple[list[tuple[Any, list[PodTemplate]]], ...] = (
+            [(view, [view.template]) for view in self.views],
+            [(self.source, templates)] if self.source is not None else [],
+            [(resource, templates)],
+        )
 
     @property
     def shape(self) -> tuple[str, bool, bool]:
         """What decides which subjects a rule takes here: the kind, and whether there are views and a
         source (`taken_as`)."""
-        return self.resource.kind, bool(self._as_views), bool(self._as_source)
+        return self.resource.kind, bool(self.views), self.source is not None
 
     def taken(self, way: int) -> list[tuple[Any, list[PodTemplate]]]:
         """The subjects of one way (`AS_VIEWS`...), with the pods each is about (lists shared by every
