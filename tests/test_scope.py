@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
+from meshlint.mesh import context as context_module
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
-from meshlint.mesh.scope import Place
+from meshlint.mesh.scope import Place, resolve
 from meshlint.mesh.workload import build_view
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
@@ -499,3 +500,31 @@ def test_namespace_definitions_that_inject_alike_leave_the_namespace_known():
 
     code, out, _ = check(str(TESTDATA / "ML006" / "silent_linkerd_inject_disabled_or_absent"), "--format", "concise")
     assert (code, out) == (0, "")
+
+
+def test_the_files_of_a_folder_share_settings_unless_a_source_is_in_one_of_them(monkeypatch):
+    mesh = MeshContext()
+    for path, drain in (("/tree/mesh.yaml", "5s"), ("/tree/apps/near.yaml", "20s")):
+        for document in load_text(path, operator("op", drain)).documents:
+            for resource in resources_of(document):
+                mesh.add(resource, Place.of(path))
+    resolved = []
+
+    def counted(field, claims, place):
+        resolved.append(place)
+        return resolve(field, claims, place)
+
+    monkeypatch.setattr(context_module, "resolve", counted)
+
+    def drain(path: str) -> tuple[str, str]:
+        setting = mesh.settings_at(Place.of(path)).default_config["terminationDrainDuration"]
+        return setting.value, setting.origin.path
+
+    # Beside the near source, every file of apps/ takes it; the source's own file too, worked out apart.
+    assert [drain(f"/tree/apps/{name}.yaml") for name in ("a", "b", "c")] == [("20s", "/tree/apps/near.yaml")] * 3
+    assert drain("/tree/apps/near.yaml") == ("20s", "/tree/apps/near.yaml")
+    assert drain("/tree/other/d.yaml") == ("5s", "/tree/mesh.yaml")
+    # One field, resolved once for apps/ (a, b and c), once for near.yaml, once for other/.
+    assert [place.file for place in resolved] == ["/tree/apps/a.yaml", "/tree/apps/near.yaml", "/tree/other/d.yaml"]
+    assert mesh.settings_at(Place.of("/tree/apps/a.yaml")) is mesh.settings_at(Place.of("/tree/apps/b.yaml"))
+

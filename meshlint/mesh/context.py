@@ -43,7 +43,7 @@ HOLD = "holdApplicationUntilProxyStarts"
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
 K = TypeVar("K")
 V = TypeVar("V")
-SETTINGS_KEPT = 64  # places whose settings `settings_at` remembers: a place is a file, asked about in turn
+SETTINGS_KEPT = 64  # places whose settings `settings_at` remembers: a folder, or a file that holds a source
 INJECTOR_WEBHOOK_PREFIX = "istio-sidecar-injector-"
 # What of a Namespace decides which mesh injects its pods (the rest does not matter to the rules).
 NAMESPACE_MESH_LABELS = frozenset(("istio-injection", "istio.io/rev", "istio.io/dataplane-mode", "config.linkerd.io/admission-webhooks"))
@@ -176,7 +176,8 @@ class MeshContext:
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
-        self._settings: dict[tuple[Place, str], MeshSettings] = {}
+        self._settings: dict[tuple[Place | str, str], MeshSettings] = {}
+        self._claim_files: frozenset[str] | None = None  # the files that hold a claim, made when first asked
         self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
         for resource in resources:
             self.add(resource)
@@ -215,7 +216,7 @@ class MeshContext:
 
             for key, setting in linkerdsource.claims(resource):
                 self.claims.setdefault(("", key), []).append(Claim(setting, where))
-            self._settings.clear()
+            self._claims_changed()
         elif kind == LINKERD_SERVER and resource.api_version.split("/", 1)[0].endswith(LINKERD_API_SUFFIX):
             server = _linkerd_server(resource)
             self.linkerd_servers.setdefault(server.namespace, []).append(server)
@@ -242,7 +243,7 @@ class MeshContext:
             self.revisions.setdefault(revision, position)
         for tag, found in later.tags.items():
             self.tags.setdefault(tag, found)
-        self._settings.clear()
+        self._claims_changed()
 
     def _take(self, source: MeshSource, place: Place) -> None:
         if source.revision:
@@ -251,7 +252,11 @@ class MeshContext:
             self.tags.setdefault(tag, RevisionTag(tag, source.revision, source.resource.root.pos))
         for key, setting in source.claims():
             self.claims.setdefault((source.revision, key), []).append(Claim(setting, place))
+        self._claims_changed()
+
+    def _claims_changed(self) -> None:
         self._settings.clear()
+        self._claim_files = None
 
     def _note_tag(self, resource: Resource) -> None:
         """A revision tag's webhook (`istio-revision-tag-<tag>`, label istio.io/rev: <revision>), or a
@@ -294,7 +299,11 @@ class MeshContext:
     def settings_at(self, place: Place, revision: str = "") -> MeshSettings:
         """The mesh-wide settings a workload at `place`, injected by `revision`, runs with: each field
         from the nearest source of that revision, or the agreeing rest of the run (§W2)."""
-        key = (place, revision)
+        if self._claim_files is None:
+            self._claim_files = frozenset(c.place.file for claims in self.claims.values() for c in claims)
+        # How near a source is (`scope.distance`) tells a workload's file from the rest of its folder
+        # only when a source is in that file: the other files of a folder share their settings.
+        key = (place if place.file in self._claim_files else place.folder, revision)
         settings = self._settings.get(key)
         if settings is None:
             resolved: dict[str, Setting[Any]] = {}
@@ -308,8 +317,8 @@ class MeshContext:
                 if conflict is not None:
                     conflicts.append(conflict)
             if len(self._settings) >= SETTINGS_KEPT:
-                # The second pass asks about one file's places at a time: a memo of every place would
-                # grow with the tree (a few MB per 10,000 files) for no hit.
+                # The second pass asks about one folder's places at a time: a memo of every place
+                # would grow with the tree (a few MB per 10,000 files) for no hit.
                 self._settings.clear()
             settings = self._settings[key] = MeshSettings(resolved, conflicts)
         return settings
