@@ -255,3 +255,29 @@ def test_documents_start_where_a_line_starting_with_a_lone_dash_marker_says(text
     starts = [0] + [m.start() for m in _OLD_DOC_START.finditer(text) if m.start() > 0]
     expected = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
     assert [chunk for _, chunk in each_chunk(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        (" " * 5000 + "a: 1\n", 1),
+        ("a: 1\nb:\n" + " " * 5000 + "c: 1\n", 3),
+        ("a: 1\r\nb:\r\n" + " " * 5000 + "c: 1\r\n", 3),
+        ("a: '" + " " * 5000 + "'\n", 0),  # not at a line's start
+        ("a: 1\n" + " " * 4999 + "b\n", 0),
+    ],
+)
+def test_the_line_indented_beyond_the_nesting_limit(text, line):
+    from meshlint.source.loader import _nesting_beyond_limit
+
+    assert _nesting_beyond_limit(text) == line
+
+
+@pytest.mark.parametrize(
+    "text, alike",
+    [("%YAML 1.1\n---\na: 1\n", False), ("a: 1\n---\n%TAG ! x\n---\nb: 2\n", False), ("a: '100%'\n---\nb: 2\n", True), ("a: |\n  %\n", True)],
+)
+def test_a_directive_line_keeps_a_stream_whole(text, alike):
+    from meshlint.source.loader import _parts_read_alike
+
+    assert _parts_read_alike(text) is alike

@@ -5,13 +5,14 @@ what reading whole gives."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT
-from meshlint.source import libyaml
+from meshlint.source import libyaml, screen
 from meshlint.source.loader import decode, document_chunks, load_text
 from meshlint.source.screen import plain_kind, surely_valid
 
@@ -160,3 +161,46 @@ def test_syntax_only_parts_are_counted_not_composed(parts_always):
     assert loaded.light == [("Secret", "v1")]  # the first part: valid, read for its syntax alone
     assert [d.index for d in loaded.documents] == [1]  # the second has a duplicate key: composed, reported
     assert [p.line for p in loaded.problems] == [10]
+
+
+# The screen's patterns as they were first written, with `^` under re.M: each lined pattern (searched
+# with a line break put before the text) must find a match exactly where its `^` spelling does.
+_LEAD_M = r"^[ ]*(?:-[ ]+)*"
+_AS_WRITTEN = [
+    r"^[ ]*\t",
+    r"(?:^|[\s\[{,])&[^\s]",
+    r"(?:^|[\s\[{,])\*[^\s]",
+    r"(?:^|[:\-\[,])[ \t]*\{",
+    _LEAD_M + r"\?(?:\s|$)",
+    _LEAD_M + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)",
+    r"(?:^|[:\-\[,][ \t])[ \t]*\"(?:[^\"\\\n]|\\.)*\\?$",
+    r"(?:^|[:\-\[,][ \t])[ \t]*'(?:[^'\n]|'')*$",
+    r"\[[^\]\n]*$",
+    r"^\.\.\.(?:\s|$)",
+    r"(?<=\n)---(?:\s|$)",
+    r"^---[ \t]*[^\s#]",
+    r"^ {150}",
+    _LEAD_M
+    + r"(?:(?:[yYnN]|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<|(?:[+.0-9]|-(?=\S))[^:\n]*)[ \t]*)?:(?:\s|$)",
+]
+_KEY_AS_WRITTEN = re.compile(r"^([ ]*(?:-[ ]+)*)([^\s#'\"?:&*!|>%@`\[\]{},\-]" + screen._BODY + r"|-[^\s]" + screen._BODY + r")[ \t]*:(?:[ \t]|\r?$)", re.M)
+PIECES = st.sampled_from(["\n", " ", "  ", "\t", "-", " - ", "&", "*", "{", "}", "[", "]", ",", ":", ": ", '"', "'", "\\", "?", "#", "...", "---", "a", "on", "1", "~", "<<", "\r", "\x85", " " * 150])
+
+
+def _agrees_with_as_written(text: str) -> None:
+    lined = "\n" + text
+    for (_, pattern), written in zip(screen._UNFOLLOWABLE, _AS_WRITTEN, strict=True):
+        assert bool(pattern.search(lined)) == bool(re.search(written, text, re.M)), (written, text)
+    assert [m.groups() for m in screen._KEY.finditer(lined)] == [m.groups() for m in _KEY_AS_WRITTEN.finditer(text)]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(PIECES, max_size=24).map("".join))
+def test_the_lined_patterns_find_what_their_line_start_spellings_find(text):
+    _agrees_with_as_written(text)
+
+
+def test_the_lined_patterns_agree_on_real_documents():
+    for text in _texts():
+        for _, chunk in document_chunks(text):
+            _agrees_with_as_written(chunk)

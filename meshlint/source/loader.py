@@ -15,7 +15,7 @@ from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, c
 from meshlint.source.document import Document
 
 # Indentation from which block nesting could reach the composer's limit.
-_DEEP_INDENT = re.compile(r"^[ ]{5000}", re.M)
+_DEEP_INDENT = " " * 5000  # at a line's start: nesting the composer cannot follow (see _nesting_beyond_limit)
 # A document's `---`, found by its literal and kept where a line starts: `^---` under re.M is tried at
 # every character of the text, which was most of splitting a small file into its documents.
 _DOC_MARK = re.compile(r"---(?=\s|$)", re.M)
@@ -298,7 +298,6 @@ def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> tu
 # Reading part by part costs a parser per part; it pays from files of this size (a big stream, a CRD),
 # where parts no rule reads skip the composer. Smaller files are read whole.
 PARTS_FROM = 16 * 1024
-_DIRECTIVE = re.compile(r"^%", re.M)
 _SOURCE_LINE = re.compile(r"^#\s*Source:", re.M)
 _CONTENT_LINE = re.compile(r"^(?!---(?:[ \t]*(?:#.*)?)\r?$)[ \t]*[^#\s]", re.M)
 
@@ -308,7 +307,7 @@ def _parts_read_alike(text: str) -> bool:
     (`%YAML`, `%TAG`) before a `---` belongs to the part after it, nor when a `# Source:` comment
     stands after a document's content or in a first part with no document (reading the stream whole,
     the gap a document's `# Source:` is looked for in then starts in the part before)."""
-    if _DIRECTIVE.search(text):
+    if text.startswith("%") or "\n%" in text:  # a directive line (found by its literal, not `^%` tried everywhere)
         return False
     if "Source:" not in text:
         return True
@@ -324,9 +323,9 @@ def _parts_read_alike(text: str) -> bool:
 
 def _nesting_beyond_limit(text: str) -> int:
     """Line of a nesting deep enough to crash the composer, or 0. Cheap unless brackets abound."""
-    match = _DEEP_INDENT.search(text)
-    if match:
-        return text.count("\n", 0, match.start()) + 1
+    deep = _deep_indent_line(text)
+    if deep:
+        return deep
     if text.count("[") + text.count("{") < MAX_DEPTH:
         return 0
     # The brackets alone (cut out by one substitution in C): a 10 MB ConfigMap of JSON has millions,
@@ -352,6 +351,15 @@ def _nesting_beyond_limit(text: str) -> int:
         elif depth:
             depth -= 1
     return 0
+
+
+def _deep_indent_line(text: str) -> int:
+    """The first line that starts with `_DEEP_INDENT`, or 0. (Found by its literal: `^ {5000}` under
+    re.M was tried at every character of every file.)"""
+    if text.startswith(_DEEP_INDENT):
+        return 1
+    at = text.find("\n" + _DEEP_INDENT)
+    return 0 if at < 0 else text.count("\n", 0, at + 1) + 1
 
 
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")

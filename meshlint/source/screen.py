@@ -24,28 +24,31 @@ _API_VERSION = re.compile(r"^apiVersion:[ \t]*([A-Za-z0-9][A-Za-z0-9./_-]*)" + _
 _TOP_KIND = re.compile(r"kind[\"']?[ \t]*:")
 _TOP_API = re.compile(r"apiVersion[\"']?[ \t]*:")
 
-_LEAD = r"^[ ]*(?:-[ ]+)*"  # indentation, then the dashes of sequence items
+# The screen's patterns are searched in the text with a line break put before it (`lined`), and a line
+# start is that break, a literal: the regex engine then skips to each break, where a pattern under
+# re.M's `^` is tried at every character (most of the screen's time, on a tree of big CRDs).
+_LEAD = r"\n[ ]*(?:-[ ]+)*"  # a line's start, its indentation, then the dashes of sequence items
 # What the screen cannot follow, each pattern searched only when a character it needs is in the text
 # (one alternation of them all costs more than composing a small document).
-_UNFOLLOWABLE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (trigger, re.compile(pattern, re.M))
-    for trigger, pattern in (
-        ("\t", r"^[ ]*\t"),  # a tab in the indentation
-        ("&", r"(?:^|[\s\[{,])&[^\s]"),  # an anchor
-        ("*", r"(?:^|[\s\[{,])\*[^\s]"),  # an alias
-        ("{", r"(?:^|[:\-\[,])[ \t]*\{"),  # a flow mapping
-        ("?", _LEAD + r"\?(?:\s|$)"),  # an explicit key
-        ('"', _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)"),  # a quoted key
-        ("'", _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)"),
-        ('"', r"(?:^|[:\-\[,][ \t])[ \t]*\"(?:[^\"\\\n]|\\.)*\\?$"),  # a double-quoted scalar that goes on to the next line
-        ("'", r"(?:^|[:\-\[,][ \t])[ \t]*'(?:[^'\n]|'')*$"),  # a single-quoted one
-        ("[", r"\[[^\]\n]*$"),  # a flow sequence that goes on to the next line
-        ("...", r"^\.\.\.(?:\s|$)"),  # a document end marker: more than one document
-        ("\n---", r"(?<=\n)---(?:\s|$)"),  # a second document start
-        ("---", r"^---[ \t]*[^\s#]"),  # content on the document start line
-        (" " * 150, r"^ {150}"),  # indentation deep enough to approach the nesting limit
+_UNFOLLOWABLE: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (triggers, re.compile(pattern, re.M))
+    for triggers, pattern in (
+        (("\t",), r"\n[ ]*\t"),  # a tab in the indentation
+        (("&",), r"&(?<=[\s\[{,]&)\S"),  # an anchor, after a space, a line break or a flow indicator
+        (("*",), r"\*(?<=[\s\[{,]\*)\S"),  # an alias
+        (("{",), r"[\n:\-\[,][ \t]*\{"),  # a flow mapping
+        (("?",), _LEAD + r"\?(?:\s|$)"),  # an explicit key
+        (('"', "'"), _LEAD + r"[\"'][^\n]*[\"'][ \t]*:(?:\s|$)"),  # a quoted key
+        # A double-quoted scalar that goes on to the next line, at a line's start or after `: `, `- `...
+        (('"',), r"[\n:\-\[,](?:(?<=\n)|[ \t])[ \t]*\"(?:[^\"\\\n]|\\.)*\\?$"),
+        (("'",), r"[\n:\-\[,](?:(?<=\n)|[ \t])[ \t]*'(?:[^'\n]|'')*$"),  # a single-quoted one
+        (("[",), r"\[[^\]\n]*$"),  # a flow sequence that goes on to the next line
+        (("...",), r"\n\.\.\.(?:\s|$)"),  # a document end marker: more than one document
+        (("\n---",), r"\n(?<=[\s\S]\n)---(?:\s|$)"),  # a second document start (not the break put before)
+        (("---",), r"\n---[ \t]*[^\s#]"),  # content on the document start line
+        ((" " * 150,), r"\n {150}"),  # indentation deep enough to approach the nesting limit
         (
-            ":",  # an empty key, or one that may not be a string (`on`, `1`, `~`, `<<`): two spellings could be one key
+            (":",),  # an empty key, or one that may not be a string (`on`, `1`, `~`, `<<`): two spellings could be one key
             _LEAD
             + r"(?:(?:[yYnN]|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<|(?:[+.0-9]|-(?=\S))[^:\n]*)[ \t]*)?:(?:\s|$)",
         ),
@@ -54,7 +57,7 @@ _UNFOLLOWABLE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # A key of a block mapping: the indentation and sequence dashes before it, and the key.
 # (A `#` after a space starts a comment, so it is never part of a key.)
 _BODY = r"(?:[^\n#]|(?<![ \t])#)*?"
-_KEY = re.compile(r"^([ ]*(?:-[ ]+)*)([^\s#'\"?:&*!|>%@`\[\]{},\-]" + _BODY + r"|-[^\s]" + _BODY + r")[ \t]*:(?:[ \t]|\r?$)", re.M)
+_KEY = re.compile(r"\n([ ]*(?:-[ ]+)*)([^\s#'\"?:&*!|>%@`\[\]{},\-]" + _BODY + r"|-[^\s]" + _BODY + r")[ \t]*:(?:[ \t]|\r?$)", re.M)
 
 
 def plain_kind(text: str) -> tuple[str, str] | None:
@@ -73,20 +76,21 @@ def surely_valid(text: str) -> bool:
     """True only when `text` parses, holds one document at most, and has no duplicate key."""
     if text.count("[") + text.count("{") >= 100:
         return False
-    for trigger, pattern in _UNFOLLOWABLE:
-        if trigger in text and pattern.search(text):
+    lined = "\n" + text
+    for triggers, pattern in _UNFOLLOWABLE:
+        if any(trigger in text for trigger in triggers) and pattern.search(lined):
             return False
     from meshlint.source import libyaml
 
-    return libyaml.parse_only(text) and not _may_repeat_a_key(text)
+    return libyaml.parse_only(text) and not _may_repeat_a_key(lined)
 
 
-def _may_repeat_a_key(text: str) -> bool:
+def _may_repeat_a_key(lined: str) -> bool:
     """Could two keys of one block mapping be equal? Keys are followed by their column; a mapping
     ends at a key left of it, or at a sequence dash left of or at its column. Lines that are not keys
     (scalars, items, comments) end nothing, which can only make this answer yes more often."""
     scopes: list[tuple[int, set[str]]] = []  # open mappings, innermost last: (column, keys)
-    for match in _KEY.finditer(text):
+    for match in _KEY.finditer(lined):
         prefix, key = match.group(1), match.group(2)
         column = len(prefix)
         dash = prefix.rfind("-")
