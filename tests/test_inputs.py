@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meshlint.source import inputs
 from meshlint.source.inputs import collect, helm_chart_of
@@ -108,7 +110,9 @@ def test_read_raises_what_the_check_words_for_a_folder_or_a_missing_file(tmp_pat
     assert missing.value.strerror == "No such file or directory"
 
 
-@pytest.mark.parametrize("path", ["a.yaml", "./a.yaml", "x/../a.yaml", "x//y/./a.yaml", "..", ".", "", "/", "//x/y", "/x/../y", "a/"])
+@pytest.mark.parametrize(
+    "path", ["a.yaml", "./a.yaml", "x/../a.yaml", "x//y/./a.yaml", "..", ".", "", "/", "//x/y", "/x/../y", "a/", "./", "./.", ".//a", "/a/b.yaml", "a/.b/c"]
+)
 def test_absolute_is_abspath_in_a_run_and_out_of_one(tmp_path, monkeypatch, path):
     monkeypatch.chdir(tmp_path)
     assert inputs.absolute(path) == os.path.abspath(path)
@@ -129,19 +133,54 @@ def test_the_working_directory_is_asked_again_once_a_run_is_over(tmp_path, monke
         assert inputs.cwd() == str(tmp_path / "two")
 
 
-def test_a_path_is_made_absolute_once_per_run_and_anew_in_the_next(tmp_path, monkeypatch):
+def test_a_path_with_something_to_fold_is_made_absolute_once_per_run_and_anew_in_the_next(tmp_path, monkeypatch):
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     monkeypatch.chdir(tmp_path / "one")
     made = []
     monkeypatch.setattr(os.path, "normpath", lambda path, real=os.path.normpath: made.append(path) or real(path))
     with inputs.at_work():
-        assert [inputs.absolute("a.yaml") for _ in range(5)] == [str(tmp_path / "one" / "a.yaml")] * 5
-        assert inputs.absolute("b.yaml") == str(tmp_path / "one" / "b.yaml")
-    assert made == [str(tmp_path / "one" / "a.yaml"), str(tmp_path / "one" / "b.yaml")]
+        assert [inputs.absolute("x/../a.yaml") for _ in range(5)] == [str(tmp_path / "one" / "a.yaml")] * 5
+        assert inputs.absolute("b/.hidden.yaml") == str(tmp_path / "one" / "b" / ".hidden.yaml")
+    assert made == [str(tmp_path / "one" / "x" / ".." / "a.yaml"), str(tmp_path / "one" / "b" / ".hidden.yaml")]
     os.chdir(tmp_path / "two")
     with inputs.at_work():  # the same path, another working directory: not the last run's answer
-        assert inputs.absolute("a.yaml") == str(tmp_path / "two" / "a.yaml")
+        assert inputs.absolute("x/../a.yaml") == str(tmp_path / "two" / "a.yaml")
+
+
+def test_a_path_with_nothing_to_fold_is_joined_as_it_is_and_kept_in_no_table(tmp_path, monkeypatch):
+    """What a walk gives (`a/b.yaml`, `./a/b.yaml`, `/abs/a.yaml`) needs no normpath: a table of every
+    file's answer stayed to the end of the run."""
+    monkeypatch.chdir(tmp_path)
+    made = []
+    monkeypatch.setattr(os.path, "normpath", lambda path, real=os.path.normpath: made.append(path) or real(path))
+    with inputs.at_work():
+        assert inputs.absolute("a/b.yaml") == str(tmp_path / "a" / "b.yaml")
+        assert inputs.absolute("././a/b.yaml") == str(tmp_path / "a" / "b.yaml")
+        assert inputs.absolute(str(tmp_path / "c.yaml")) == str(tmp_path / "c.yaml")
+        assert inputs._ABSOLUTE == {}
+    assert made == []
+
+
+PIECES = ["a", "b.yaml", ".", "..", "", ".hidden", "..x", "x.", "-"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=6), st.booleans(), st.booleans())
+def test_absolute_is_abspath_for_any_spelling_in_a_run(pieces, rooted, from_root):
+    """Against abspath, for paths of every part normpath folds, from a folder and from `/`."""
+    path = ("/" if rooted else "") + "/".join(pieces)
+    where = "/" if from_root else os.path.dirname(os.path.abspath(__file__))
+    before = os.getcwd()
+    os.chdir(where)
+    try:
+        expected = os.path.abspath(path)
+        with inputs.at_work():
+            assert inputs.absolute(path) == expected
+            assert inputs.absolute(path) == expected  # and again, from the table where it went there
+        assert inputs.absolute(path) == expected
+    finally:
+        os.chdir(before)
 
 
 def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_size(tmp_path, monkeypatch):

@@ -31,8 +31,11 @@ def real(path: str) -> str:
 # system for it, as os.path.abspath does for every relative path, was most of what the tens of
 # thousands of paths a tree's run makes absolute (places, charts, configs) cost.
 _CWD: list[str] = []
-# Within a run, each path's absolute form, worked out once: a file's path is made absolute for its
-# place, its chart, its config, its scope and its ignores, some seven times per file.
+# Within a run, the absolute form of each path that has something to fold ('.', '..', '//', a
+# trailing '/'), worked out once: a file's path is made absolute for its place, its chart, its config,
+# its scope and its ignores, some seven times per file. A path with nothing to fold (what the walk
+# gives) is joined to the working directory as it is, and kept in no table: a table of every file
+# stayed to the end of the run, about 110 bytes a file (2 MB of a 50,000-document run's 56).
 _ABSOLUTE: dict[str, str] = {}
 
 
@@ -57,10 +60,25 @@ def absolute(path: str) -> str:
     """`os.path.abspath`, against `cwd()`."""
     if not _CWD:
         return os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+    stripped = path
+    while stripped.startswith("./"):  # `meshlint check .` walks ./a/b.yaml
+        stripped = stripped[2:]
+    if _nothing_to_fold(stripped):
+        if path[0] == "/":  # nothing was stripped: it is its own answer
+            return path
+        base = _CWD[-1]
+        if base != "/" and stripped[0] != "/":  # (`.//a` had a '//' to fold)
+            return f"{base}/{stripped}"
     found = _ABSOLUTE.get(path)
     if found is None:
         found = _ABSOLUTE[path] = os.path.normpath(path if os.path.isabs(path) else os.path.join(_CWD[-1], path))
     return found
+
+
+def _nothing_to_fold(path: str) -> bool:
+    """Is `path` already what normpath makes of it: no '.' or '..' part, no '//', no trailing '/'
+    (and a POSIX path)? Any name that starts with a dot is left to normpath too."""
+    return bool(path) and os.sep == "/" and path[0] != "." and "/." not in path and "//" not in path and path[-1] != "/"
 
 
 def forget_paths() -> None:
