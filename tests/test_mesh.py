@@ -296,6 +296,46 @@ def test_service_targets_are_every_selecting_service_in_reading_order():
     assert list(targets) == [8080, 9090, 8082]
 
 
+def test_service_targets_say_where_each_target_and_the_name_are_written():
+    """The places a Service's facts cite, kept as lines and columns of its file, come back as the
+    positions of the nodes (whole, pickled as a worker or the cache sends them)."""
+    import pickle
+
+    from meshlint.findings import Position
+
+    text = (
+        "apiVersion: v1\nkind: Service\nmetadata:\n  namespace: apps\n  name: web\n"
+        "spec:\n  selector: {app: web}\n  ports:\n    - port: 80\n      targetPort: http\n    - {port: 9090}\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata: {namespace: apps}\nspec: {ports: [{port: 81, targetPort: 8081}]}\n"
+    )
+    mesh, _ = context(text)
+    web, unnamed = mesh.services["apps"]
+    assert web.targets == (("http", Position("f0.yaml", 10, 19)), (9090, Position("f0.yaml", 11, 14)))
+    assert web.position == Position("f0.yaml", 5, 9)
+    assert web.selector == (("app", "web"),)
+    assert unnamed.position == Position("f0.yaml", 13, 1)  # no name: the Service itself
+    assert unnamed.targets == ((8081, Position("f0.yaml", 16, 39)),)
+    again = pickle.loads(pickle.dumps(web, pickle.HIGHEST_PROTOCOL))
+    assert (again, again.targets, again.position) == (web, web.targets, web.position)
+
+
+def test_a_service_by_name_is_the_first_read_and_one_added_later_is_found():
+    def service(name, port, namespace="apps"):
+        return f"apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec: {{ports: [{{port: {port}}}]}}\n"
+
+    mesh, _ = context(service("a", 1), service("b", 2), service("a", 3), service("a", 4, namespace="other"))
+    assert [s.ports[0][0] for s in (mesh.service("a", "apps"), mesh.service("b", "apps"), mesh.service("a", "other"))] == [1, 2, 4]
+    assert mesh.service("c", "apps") is None
+    assert mesh.service("a", "nowhere") is None
+    for doc in load_text("f9.yaml", service("c", 5)).documents:
+        for resource in resources_of(doc):
+            mesh.add(resource)
+    assert mesh.service("c", "apps").ports[0][0] == 5
+    later, _ = context(service("d", 6))
+    mesh.merge(later)
+    assert mesh.service("d", "apps").ports[0][0] == 6
+
+
 def test_the_first_pass_scans_a_document_for_a_sign_of_istio_only_where_it_could_come_first(monkeypatch):
     """A sign after the one known changes nothing: such a document is neither scanned nor composed.
     One before it is; and each document's kind lines are found once for both pre-checks."""

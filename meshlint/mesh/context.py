@@ -51,13 +51,28 @@ LINKERD_CONFIG_PREFIXES = ("linkerd.io/", "config.linkerd.io/", "config.alpha.li
 
 
 class ServiceTargets(NamedTuple):
-    """What the mesh context keeps of a Service: whom it selects and which pod ports it sends to."""
+    """What the mesh context keeps of a Service: whom it selects and which pod ports it sends to.
+
+    A big tree keeps thousands of them to the end of the run, so its places are kept as (line,
+    column) in its one file, and made `Position`s when asked for (a third less memory a Service)."""
 
     name: str
     namespace: str
     selector: tuple[tuple[str, str | None], ...]
-    targets: tuple[tuple[Any, Position], ...]  # targetPort (number or port name), or the port itself
-    position: Position | None = None  # its metadata.name
+    path: str
+    ports: tuple[tuple[Any, int, int], ...]  # targetPort (number or port name), or the port itself, with its line and column
+    line: int  # where its metadata.name is
+    column: int
+
+    @property
+    def targets(self) -> tuple[tuple[Any, Position], ...]:
+        """Each port it sends to, with where that is written."""
+        return tuple((value, Position(self.path, line, column)) for value, line, column in self.ports)
+
+    @property
+    def position(self) -> Position:
+        """Its metadata.name (the Service itself when it has none)."""
+        return Position(self.path, self.line, self.column)
 
 
 class PeerAuthentication(NamedTuple):
@@ -173,6 +188,7 @@ class MeshContext:
         self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self._selecting: dict[str, _Selecting] = {}  # by namespace, made when first asked (service_targets)
+        self._named: dict[str, dict[str, ServiceTargets]] = {}  # by namespace, then name, made when first asked (service)
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
@@ -201,6 +217,7 @@ class MeshContext:
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
             self._selecting.pop(service.namespace, None)
+            self._named.pop(service.namespace, None)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
         elif kind == "Sidecar":
@@ -235,6 +252,7 @@ class MeshContext:
         _extend(self.namespaces, later.namespaces)
         _extend(self.services, later.services)
         self._selecting.clear()
+        self._named.clear()
         _extend(self.linkerd_servers, later.linkerd_servers)
         self.env_sources.merge(later.env_sources)
         self.peer_authentications.extend(later.peer_authentications)
@@ -443,8 +461,13 @@ class MeshContext:
         return sum(len(found) for namespace, found in self.services.items() if self.discovered(namespace, place, revision))
 
     def service(self, name: str, namespace: str) -> ServiceTargets | None:
-        """The Service `name` of `namespace`, if the run holds it."""
-        return next((s for s in self.services.get(namespace, ()) if s.name == name), None)
+        """The Service `name` of `namespace`, if the run holds it (the first read, of several)."""
+        named = self._named.get(namespace)
+        if named is None:  # by name, made when first asked: a search each time grew with the square of the tree
+            named = self._named[namespace] = {}
+            for service in reversed(self.services.get(namespace, ())):
+                named[service.name] = service
+        return named.get(name)
 
     def decided_by(self, file: str, place: Place) -> tuple[bool, frozenset[str]]:
         """What the sources in `file` decide, or help decide, for a workload at `place` (§W2.6): whether
@@ -486,14 +509,17 @@ def _service_targets(resource: Resource) -> ServiceTargets:
     selector = spec.get("selector")
     # A tree's thousands of Services are kept to the end of the run, and their namespaces, selector
     # keys and port names repeat: one copy of each.
-    pairs = tuple((sys.intern(str(k)), v.text) for k, v in selector.items()) if selector.is_map else ()
+    own = resource.name
+    # `app: <its own name>` is the usual selector: one copy of the name for both.
+    pairs = tuple((sys.intern(str(k)), own if v.text == own else v.text) for k, v in selector.items()) if selector.is_map else ()
     targets = []
     for port in spec.get("ports").elements():
         target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
-        value = target.value
-        targets.append((sys.intern(value) if isinstance(value, str) else value, target.pos))
+        value, where = target.value, target.pos
+        targets.append((sys.intern(value) if isinstance(value, str) else value, where.line, where.column))
     name = resource.root.path("metadata", "name")
-    return ServiceTargets(resource.name, sys.intern(resource.namespace), pairs, tuple(targets), name.pos if name.exists else resource.root.pos)
+    position = name.pos if name.exists else resource.root.pos
+    return ServiceTargets(own, sys.intern(resource.namespace), pairs, position.path, tuple(targets), position.line, position.column)
 
 
 def _linkerd_server(resource: Resource) -> LinkerdServer:
