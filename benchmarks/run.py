@@ -17,7 +17,8 @@ suite never times anything.
 
 The floor is PyYAML's C loader composing every document (`compose_floor.py`: libyaml with
 positions, the least any Python YAML reader can cost); `compose_only.py`, ruamel.yaml's C composer,
-is shown beside it for the record.
+is shown beside it for the record, and `phases.py` says where a `--jobs 1` run's time goes, phase by
+phase, in floor units.
 
 Targets (issue 19): --jobs 1 / floor <= 1.5 (10k, 50k); time 50k/10k <= 5.2; memory 50k/10k <= 2;
 stdin stream peak / same documents as a tree <= 2; default jobs / --jobs 1 >= 1.7 on two idle cores
@@ -199,6 +200,10 @@ def main() -> None:
                 verdicts.at_most(f"--jobs 1 / floor, {size} documents", single[size].time, 1.5)
             ruamel = Pair(f"for the record: ruamel.yaml's C composer / floor, {small} documents", [sys.executable, os.path.join(HERE, "compose_only.py"), trees[small]], floor(trees[small]), pairs)
             print(f"  (the ruamel.yaml composer meshlint read with before costs {ruamel.time:.2f}x the floor)")
+            # What stands in the way of the floor target: where a --jobs 1 run's time goes, phase by phase.
+            print(f"\nwhere --jobs 1's time goes, {small} documents (python benchmarks/phases.py TREE)")
+            sys.stdout.flush()
+            subprocess.run([sys.executable, os.path.join(HERE, "phases.py"), trees[small], "--runs", str(max(3, pairs // 2))], check=False)
         if wanted("growth") and single:
             # As many pairs as the other figures: over three, one slow run on a busy machine moved
             # this figure by a tenth (5.42 and 5.70 against 4.74; 4.31 to 5.49 over four full runs).
