@@ -159,7 +159,13 @@ def test_a_path_with_nothing_to_fold_is_joined_as_it_is_and_kept_in_no_table(tmp
         assert inputs.absolute("././a/b.yaml") == str(tmp_path / "a" / "b.yaml")
         assert inputs.absolute(str(tmp_path / "c.yaml")) == str(tmp_path / "c.yaml")
         assert inputs._ABSOLUTE == {}
+        # The resources of one file ask one after another and keep the answer: one string for all.
+        assert inputs.absolute("a/b.yaml") is inputs.absolute("a/b.yaml")
     assert made == []
+    (tmp_path / "two").mkdir()
+    os.chdir(tmp_path / "two")
+    with inputs.at_work():  # the last answer was the last run's
+        assert inputs.absolute("a/b.yaml") == str(tmp_path / "two" / "a" / "b.yaml")
 
 
 PIECES = ["a", "b.yaml", ".", "..", "", ".hidden", "..x", "x.", "-"]

@@ -37,6 +37,9 @@ _CWD: list[str] = []
 # gives) is joined to the working directory as it is, and kept in no table: a table of every file
 # stayed to the end of the run, about 110 bytes a file (2 MB of a 50,000-document run's 56).
 _ABSOLUTE: dict[str, str] = {}
+# The last path joined that way, and its answer: the resources of one file ask for it one after
+# another, and each keeps what it is given (a Place), so they share one string.
+_LAST: list[str] = ["", ""]
 
 
 @contextmanager
@@ -44,11 +47,13 @@ def at_work() -> Iterator[None]:
     """Within it, `cwd()` is the working directory as it was on entering, without a system call."""
     _CWD.append(os.getcwd())
     _ABSOLUTE.clear()
+    _LAST[:] = ["", ""]
     try:
         yield
     finally:
         _CWD.pop()
         _ABSOLUTE.clear()
+        _LAST[:] = ["", ""]
 
 
 def cwd() -> str:
@@ -66,9 +71,12 @@ def absolute(path: str) -> str:
     if _nothing_to_fold(stripped):
         if path[0] == "/":  # nothing was stripped: it is its own answer
             return path
+        if path == _LAST[0]:
+            return _LAST[1]
         base = _CWD[-1]
         if base != "/" and stripped[0] != "/":  # (`.//a` had a '//' to fold)
-            return f"{base}/{stripped}"
+            _LAST[:] = [path, f"{base}/{stripped}"]
+            return _LAST[1]
     found = _ABSOLUTE.get(path)
     if found is None:
         found = _ABSOLUTE[path] = os.path.normpath(path if os.path.isabs(path) else os.path.join(_CWD[-1], path))
