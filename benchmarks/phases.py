@@ -199,10 +199,13 @@ def main() -> None:
     whole_process(floor_cmd)
     whole_process([meshlint, *check])  # warm the disk cache and the bytecode
     floors, runs = [], []
-    for _ in range(args.runs):
-        floors.append(whole_process(floor_cmd))
-        runs.append(whole_process([meshlint, *check]))
-    floor, whole = statistics.median(floors), statistics.median(runs)
+    for n in range(args.runs):  # A B, then B A: neither side always runs first
+        for step in (0, 1) if n % 2 == 0 else (1, 0):
+            (floors if step == 0 else runs).append(whole_process(floor_cmd if step == 0 else [meshlint, *check]))
+    # The run's time is its median; the floor is what the median of the paired ratios makes of it, so
+    # a machine that drifts between the runs moves both sides of each pair alike (as benchmarks/run.py).
+    whole = statistics.median(runs)
+    floor = whole / statistics.median(r / f for r, f in zip(runs, floors, strict=True))
     with tempfile.TemporaryDirectory() as empty:
         open(os.path.join(empty, "empty.yaml"), "w").close()
         startup = statistics.median(whole_process([meshlint, "check", empty, "--jobs", "1", "--no-cache"]) for _ in range(args.runs * 3))
@@ -222,7 +225,7 @@ def main() -> None:
     share = {phase: statistics.median(s[phase] for s in spent) / total for phase in ORDER}
 
     print(f"meshlint check {args.tree} --jobs 1 --no-cache {' '.join(options)}".rstrip())
-    print(f"  whole process: meshlint {whole:.3f} s, floor {floor:.3f} s: {whole / floor:.2f} floor units (medians of {args.runs})")
+    print(f"  whole process: meshlint {whole:.3f} s, floor {floor:.3f} s: {whole / floor:.2f} floor units (the median of {args.runs} paired ratios)")
     print(f"  in this process: plain {plain:.3f} s, clocked {total:.3f} s (the clock's own cost: {total / plain - 1:+.0%})")
     print(f"\n  {'phase':<12} {'seconds':>8} {'floor units':>12} {'share':>7} {'wrapped calls':>14}")
     rows = [("start-up", startup)] + [(phase, share[phase] * (whole - startup)) for phase in ORDER if phase != "start-up"]
