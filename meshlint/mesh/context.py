@@ -54,7 +54,7 @@ class ServiceTargets(NamedTuple):
     """What the mesh context keeps of a Service: whom it selects and which pod ports it sends to.
 
     A big tree keeps thousands of them to the end of the run, so its places are kept as (line,
-    column) in its one file, and made `Position`s when asked for (a third less memory a Service)."""
+    column) in its one file, and made `Position`s when asked for (466 bytes a Service instead of 628)."""
 
     name: str
     namespace: str
