@@ -187,8 +187,7 @@ class MeshContext:
         self.peer_authentications: list[PeerAuthentication] = []
         self.sidecars: list[SidecarConfig] = []
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
-        self._selecting: dict[str, _Selecting] = {}  # by namespace, made when first asked (service_targets)
-        self._named: dict[str, dict[str, ServiceTargets]] = {}  # by namespace, then name, made when first asked (service)
+        self._indexed: dict[str, _ServiceIndex] = {}  # by namespace, made when first asked (service_targets, service)
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
@@ -216,8 +215,7 @@ class MeshContext:
         elif kind == "Service":
             service = _service_targets(resource)
             self.services.setdefault(service.namespace, []).append(service)
-            self._selecting.pop(service.namespace, None)
-            self._named.pop(service.namespace, None)
+            self._indexed.pop(service.namespace, None)
         elif kind == "PeerAuthentication":
             self.peer_authentications.append(_peer_authentication(resource, where))
         elif kind == "Sidecar":
@@ -251,8 +249,7 @@ class MeshContext:
         _extend(self.claims, later.claims)
         _extend(self.namespaces, later.namespaces)
         _extend(self.services, later.services)
-        self._selecting.clear()
-        self._named.clear()
+        self._indexed.clear()
         _extend(self.linkerd_servers, later.linkerd_servers)
         self.env_sources.merge(later.env_sources)
         self.peer_authentications.extend(later.peer_authentications)
@@ -365,10 +362,7 @@ class MeshContext:
         named = {name: number for c in template.containers for number, name, _ in c.ports if name}
         targets: dict[int, list[Setting[str]]] = {}
         namespace = template.owner.namespace
-        selecting = self._selecting.get(namespace)
-        if selecting is None:
-            selecting = self._selecting[namespace] = _Selecting(self.services.get(namespace, []))
-        for service in selecting.candidates(labels):
+        for service in self._index(namespace).candidates(labels):
             if any(labels.get(k) != v for k, v in service.selector):
                 continue
             for value, position in service.targets:
@@ -462,12 +456,13 @@ class MeshContext:
 
     def service(self, name: str, namespace: str) -> ServiceTargets | None:
         """The Service `name` of `namespace`, if the run holds it (the first read, of several)."""
-        named = self._named.get(namespace)
-        if named is None:  # by name, made when first asked: a search each time grew with the square of the tree
-            named = self._named[namespace] = {}
-            for service in reversed(self.services.get(namespace, ())):
-                named[service.name] = service
-        return named.get(name)
+        return self._index(namespace).by_name.get(name)
+
+    def _index(self, namespace: str) -> _ServiceIndex:
+        index = self._indexed.get(namespace)
+        if index is None:
+            index = self._indexed[namespace] = _ServiceIndex(self.services.get(namespace, []))
+        return index
 
     def decided_by(self, file: str, place: Place) -> tuple[bool, frozenset[str]]:
         """What the sources in `file` decide, or help decide, for a workload at `place` (§W2.6): whether
@@ -592,16 +587,19 @@ def _default(revision: str | None) -> str:
     return "" if name in ("", "default") else name
 
 
-class _Selecting:
-    """One namespace's Services with a selector, by one label their selector requires: a pod is
-    compared only with the Services that could select it (a big tree has hundreds a namespace, and
-    comparing every pod with each of them grew with the square of the tree)."""
+class _ServiceIndex:
+    """One namespace's Services by name (the first read of a name), and those with a selector by one
+    label their selector requires: a pod is compared only with the Services that could select it (a
+    big tree has hundreds a namespace, and searching them all for each pod or each name grew with the
+    square of the tree)."""
 
     def __init__(self, services: list[ServiceTargets]) -> None:
         self.services = services
+        self.by_name: dict[str, ServiceTargets] = {}
         self.by_label: dict[tuple[str, str | None], list[int]] = {}
         self.always: list[int] = []  # selectors of null values only: they select pods without those labels
         for index, service in enumerate(services):
+            self.by_name.setdefault(service.name, service)
             if not service.selector:
                 continue
             required = next(((k, v) for k, v in service.selector if v is not None), None)
