@@ -4,7 +4,7 @@ say exactly what stands in the way").
     python benchmarks/phases.py TREE [--runs 3] [meshlint check options ...]
 
 It times, as whole processes, PyYAML's C compose of the tree (the floor, `compose_floor.py`) and
-`meshlint check TREE --jobs 1 --no-cache`, several runs each in turn; then it runs the same check in
+`meshlint check TREE --jobs 1 --no-cache`, in alternated pairs as benchmarks/run.py does; then it runs the same check in
 this process with a clock around the engine's phases, and lays each phase's share of that run over
 the whole-process time. Each phase's time is its own (exclusive): time spent in a phase nested
 inside another counts for the inner one only.
@@ -45,15 +45,13 @@ import inspect
 import os
 import pkgutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BIN = os.path.dirname(sys.executable)
+from run import Pair, Run, floor, tool
 
 ORDER = ("start-up", "collect", "first pass", "read", "model", "views", "facts", "rules", "fixes", "findings", "report", "engine")
 
@@ -181,12 +179,6 @@ def fold(counter: collections.Counter[str]) -> collections.Counter[str]:
     return folded
 
 
-def whole_process(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="a --jobs 1 run's phases in floor units")
     parser.add_argument("tree")
@@ -194,21 +186,15 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=12, help="how many of the costliest facts to list")
     args, options = parser.parse_known_args()
     check = ["check", args.tree, "--jobs", "1", "--no-cache", "-o", os.devnull, *options]
-    meshlint = os.path.join(BIN, "meshlint")
-    floor_cmd = [sys.executable, os.path.join(HERE, "compose_floor.py"), args.tree]
-    whole_process(floor_cmd)
-    whole_process([meshlint, *check])  # warm the disk cache and the bytecode
-    floors, runs = [], []
-    for n in range(args.runs):  # A B, then B A: neither side always runs first
-        for step in (0, 1) if n % 2 == 0 else (1, 0):
-            (floors if step == 0 else runs).append(whole_process(floor_cmd if step == 0 else [meshlint, *check]))
+    meshlint = tool("meshlint")
     # The run's time is its median; the floor is what the median of the paired ratios makes of it, so
-    # a machine that drifts between the runs moves both sides of each pair alike (as benchmarks/run.py).
-    whole = statistics.median(runs)
-    floor = whole / statistics.median(r / f for r, f in zip(runs, floors, strict=True))
+    # a machine that drifts between the runs moves both sides of each pair alike.
+    pair = Pair("the whole run against the floor", [meshlint, *check], floor(args.tree), args.runs)
+    whole = pair.a_time
+    floor_time = whole / pair.time
     with tempfile.TemporaryDirectory() as empty:
         open(os.path.join(empty, "empty.yaml"), "w").close()
-        startup = statistics.median(whole_process([meshlint, "check", empty, "--jobs", "1", "--no-cache"]) for _ in range(args.runs * 3))
+        startup = statistics.median(Run([meshlint, "check", empty, "--jobs", "1", "--no-cache"]).seconds for _ in range(args.runs * 3))
 
     in_process(check, clocked=False)  # imports, lazily loaded modules
     plain = statistics.median(in_process(check, clocked=False) for _ in range(args.runs))
@@ -225,21 +211,21 @@ def main() -> None:
     share = {phase: statistics.median(s[phase] for s in spent) / total for phase in ORDER}
 
     print(f"meshlint check {args.tree} --jobs 1 --no-cache {' '.join(options)}".rstrip())
-    print(f"  whole process: meshlint {whole:.3f} s, floor {floor:.3f} s: {whole / floor:.2f} floor units (the median of {args.runs} paired ratios)")
+    print(f"  whole process: meshlint {whole:.3f} s, floor {floor_time:.3f} s: {whole / floor_time:.2f} floor units (the median of {args.runs} paired ratios)")
     print(f"  in this process: plain {plain:.3f} s, clocked {total:.3f} s (the clock's own cost: {total / plain - 1:+.0%})")
     print(f"\n  {'phase':<12} {'seconds':>8} {'floor units':>12} {'share':>7} {'wrapped calls':>14}")
     rows = [("start-up", startup)] + [(phase, share[phase] * (whole - startup)) for phase in ORDER if phase != "start-up"]
     for phase, seconds in rows:
-        print(f"  {phase:<12} {seconds:>8.3f} {seconds / floor:>12.2f} {seconds / whole:>7.1%} {calls.get(phase, 0):>14,}")
-    print(f"  {'all':<12} {whole:>8.3f} {whole / floor:>12.2f}")
+        print(f"  {phase:<12} {seconds:>8.3f} {seconds / floor_time:>12.2f} {seconds / whole:>7.1%} {calls.get(phase, 0):>14,}")
+    print(f"  {'all':<12} {whole:>8.3f} {whole / floor_time:>12.2f}")
     print(f"\n  the facts that cost most (of {len(facts)}), each's own time:")
     for name, part in sorted(facts.items(), key=lambda item: -item[1])[: args.facts]:
         seconds = part * (whole - startup)
-        print(f"    {name[len('facts:'):]:<48} {seconds:>6.3f} s {seconds / floor:>6.2f} floor units")
+        print(f"    {name[len('facts:'):]:<48} {seconds:>6.3f} s {seconds / floor_time:>6.2f} floor units")
     rule_layer = sum(seconds for phase, seconds in rows if phase in ("views", "facts", "rules", "fixes", "findings"))
     print(
-        f"\n  views + facts + rules + fixes + findings: {rule_layer / floor:.2f} floor units; the target (1.5) leaves "
-        f"{1.5 - (whole - rule_layer) / floor:.2f} for them with everything else as it is"
+        f"\n  views + facts + rules + fixes + findings: {rule_layer / floor_time:.2f} floor units; the target (1.5) leaves "
+        f"{1.5 - (whole - rule_layer) / floor_time:.2f} for them with everything else as it is"
     )
 
 
