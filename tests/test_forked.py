@@ -241,3 +241,21 @@ def test_ctrl_c_is_the_parents_to_handle_and_is_not_held_back_after_the_fork():
     assert list(pool.forked(task, 4, 2)) == [(True, False)] * 4  # a worker dies of Ctrl-C, silently
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+_DONE_MEANWHILE: list[int] = []
+
+
+def test_meanwhile_runs_here_once_after_the_workers_fork():
+    _DONE_MEANWHILE.clear()
+    seen = list(pool.forked(lambda n: (n, len(_DONE_MEANWHILE), os.getpid()), 6, 2, lambda: _DONE_MEANWHILE.append(os.getpid())))
+    parent = os.getpid()
+    assert [parent] == _DONE_MEANWHILE
+    assert [n for n, _, _ in seen] == list(range(6))
+    assert all(done == 0 and pid != parent for _, done, pid in seen)  # the workers never saw it
+
+
+def test_no_meanwhile_without_workers():
+    _DONE_MEANWHILE.clear()
+    assert list(pool.forked(lambda n: n, 3, 1, lambda: _DONE_MEANWHILE.append(1))) == [0, 1, 2]
+    assert _DONE_MEANWHILE == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 
 from meshlint.engine import parallel
 
@@ -56,3 +57,62 @@ def test_usable_cores_follow_the_quota(monkeypatch):
     assert parallel.usable_cores() == 4
     monkeypatch.setattr(parallel, "_cgroup_quota", lambda: 0.2)
     assert parallel.usable_cores() == 1
+
+
+def test_shares_cover_every_file_once_and_shrink_towards_the_end():
+    bounds = parallel.shares(3696, 2)
+    sizes = [b - a for a, b in pairwise(bounds)]
+    assert bounds[0] == 0 and bounds[-1] == 3696
+    assert sizes[0] == 64 and max(sizes) == 64
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[-2:] == [4, 2]  # the last tasks are a few files, not 64
+
+
+def test_shares_of_few_files():
+    assert parallel.shares(10, 2) == [0, 4, 8, 10]
+    assert parallel.shares(1, 2) == [0, 1]
+    assert parallel.shares(0, 2) == [0]
+    assert parallel.shares(40, 2, most=512, least=16) == [0, 16, 32, 40]
+
+
+# Run in a fresh interpreter: the lazily loaded modules a check of every fixture loads after the
+# warm-up (a forked worker loads these itself, once per worker).
+_LOADS_AFTER_WARMUP = """
+import json, sys
+from meshlint.engine import run
+from meshlint.engine.warmup import load_for_checks
+
+load_for_checks()
+check_file = run.check_file
+loaded = set()
+
+def watched(*args):
+    before = set(sys.modules)
+    result = check_file(*args)
+    loaded.update(set(sys.modules) - before)
+    return result
+
+run.check_file = watched
+from meshlint.cli import main
+sys.argv = ["meshlint", "check", "testdata", "--jobs", "1", "--no-cache", "-o", "/dev/null"]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(loaded)))
+"""
+
+
+def test_warm_up_loads_what_checks_load_lazily():
+    import json
+    import subprocess
+    import sys
+
+    from meshlint.engine.warmup import RARE
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", _LOADS_AFTER_WARMUP], cwd=here, capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout.splitlines()[-1])
+    heavy = ("meshlint.", "tree_sitter", "hashlib", "packaging")
+    # A module named here is loaded by each worker of a big tree: add it to warmup.MODULES (or RARE).
+    assert [m for m in loaded if m.startswith(heavy) and m not in RARE] == []

@@ -182,10 +182,10 @@ def test_a_first_pass_shared_among_workers_reads_what_one_process_reads(tmp_path
     ranges: list[int] = []
     real = parallel.map_in_workers
 
-    def counted(task, items, jobs):
+    def counted(task, items, jobs, meanwhile=None):
         if getattr(task, "__name__", "") == "_read_range":
             ranges.append(len(items))
-        return real(task, items, jobs)
+        return real(task, items, jobs, meanwhile)
 
     monkeypatch.setattr(parallel, "map_in_workers", counted)
     outputs = []

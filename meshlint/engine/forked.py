@@ -45,16 +45,20 @@ class WorkerTraceback(Exception):
     """Where a task raised, in its worker: the cause of the error raised in the parent."""
 
 
-def forked(task: Callable[[int], T], count: int, jobs: int) -> Generator[T, None, None]:
+def forked(task: Callable[[int], T], count: int, jobs: int, meanwhile: Callable[[], object] | None = None) -> Generator[T, None, None]:
     """`task(n)` for each n below `count`, worked out by `jobs` forked processes, yielded in order of n
     as they come (a result waits only for those before it). A task's exception is raised here. One
-    job, one task, or a system that cannot fork (Windows): this process runs them, one after another."""
+    job, one task, or a system that cannot fork (Windows): this process runs them, one after another.
+    `meanwhile` is called in this process once the workers are at work (so they do not inherit what
+    it does), and not at all without workers."""
     if jobs < 2 or count < 2 or not hasattr(os, "fork"):
         yield from map(task, range(count))
         return
     pool = _Pool()
     try:
         pool.start(task, min(jobs, count))
+        if meanwhile is not None:
+            meanwhile()
         yield from pool.gather(count)
     finally:
         pool.end()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 from meshlint.config import Config, ConfigError, ConfigSet
@@ -369,8 +370,13 @@ class _Context:
             todo.append(path)
         parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, tuple[list[bytes], bool, str | None]]]]]
         if jobs > 1 and stdin is None and parallel.worth_forking(todo, jobs):
-            size = max(1, len(todo) // (jobs * 4))  # a few ranges a worker: one slow range does not hold the rest
-            parts = parallel.map_in_workers(self._read_range, [todo[i : i + size] for i in range(0, len(todo), size)], jobs)
+            # Ranges that shrink towards the end, so that the workers finish together; each range's
+            # context is merged here, so they are fewer and longer than the second pass's tasks.
+            bounds = parallel.shares(len(todo), jobs, most=512, least=16)
+            # While the workers read, this process loads what the second pass's workers would each load.
+            from meshlint.engine.warmup import load_for_checks
+
+            parts = parallel.map_in_workers(self._read_range, [todo[a:b] for a, b in pairwise(bounds)], jobs, load_for_checks)
         else:
             # One file at a time: its facts are hashed and dropped before the next is read (a list of
             # every file's facts held the text of every context document until the pass was over).

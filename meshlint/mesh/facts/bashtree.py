@@ -51,11 +51,12 @@ def parse(script: str) -> Syntax:
     things are relative to the script, so one tree serves every container that runs the same script
     (a chart's pods, a tree's generated jobs): each is parsed once."""
     data = script.encode("utf-8", "surrogatepass")
-    root = _get_parser().parse(data).root_node
+    root = parser().parse(data).root_node
     return _convert(root, script, _char_offsets(script, data), len(data))
 
 
-def _get_parser() -> tree_sitter.Parser:
+def parser() -> tree_sitter.Parser:
+    """The one shell parser of this process, made on first use."""
     global _parser
     if _parser is None:
         import tree_sitter
