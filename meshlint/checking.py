@@ -180,6 +180,10 @@ def check(
         config.istio_version = istio_version or config.istio_version
         config.linkerd_version = linkerd_version or config.linkerd_version
 
+    try:
+        os.getcwd()  # relative paths, the config search and the cache's keys all start from it
+    except FileNotFoundError:
+        fail("the working directory no longer exists (it was deleted or moved): run meshlint from one that does")
     config = load_config(config_path if config_path else find_config("."))
     overridden(config)
     # What belongs to the run as a whole comes from the top config (the working directory's, or --config).

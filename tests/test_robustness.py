@@ -225,3 +225,14 @@ def test_a_document_read_only_as_a_sign_of_istio_adds_nothing_but_the_sign(tmp_p
     assert "env PAYMENTS_HOST=payments from ConfigMap app-env" in outputs["PAYMENTS_HOST: payments", "1"]
     assert outputs["PAYMENTS: payments", "1"] == outputs["PAYMENTS: payments", "2"]
     assert "calls out at startup" not in outputs["PAYMENTS: payments", "1"]
+
+
+def test_a_working_directory_that_was_deleted_is_one_line(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = CliRunner().invoke(main, ["check", str(TESTDATA / "ML101")])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == "meshlint: error: the working directory no longer exists (it was deleted or moved): run meshlint from one that does\n"
