@@ -259,3 +259,25 @@ def test_no_meanwhile_without_workers():
     _DONE_MEANWHILE.clear()
     assert list(pool.forked(lambda n: n, 3, 1, lambda: _DONE_MEANWHILE.append(1))) == [0, 1, 2]
     assert _DONE_MEANWHILE == []
+
+
+def test_no_collection_in_this_process_while_results_come():
+    import gc
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        frozen = gc.get_freeze_count()
+        during = [gc.isenabled() for _ in pool.forked(lambda n: [n], 4, 2)]
+        assert during == [False] * 4
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen  # what came meanwhile is kept out of later collections
+        gc.disable()  # a process that was not collecting is left so
+        assert [gc.isenabled() for _ in pool.forked(lambda n: [n], 4, 2)] == [False] * 4
+        assert not gc.isenabled()
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+        else:
+            gc.disable()

@@ -74,6 +74,17 @@ def test_helm_chart_templates_are_known_by_their_chart(tmp_path, monkeypatch):
     assert helm_chart_of(str(tmp_path / "c/templates/d.yaml")) == str(tmp_path / "c")
 
 
+def test_helm_chart_answers_are_kept_a_folder_each_within_a_run(tmp_path, monkeypatch):
+    tree(tmp_path, {"x/c/Chart.yaml": "name: c\n", "x/c/templates/d.yaml": "", "x/c/templates/e.yaml": "", "y/c/templates/d.yaml": ""})
+    monkeypatch.chdir(tmp_path / "x")
+    with inputs.at_work():
+        assert [helm_chart_of(p) for p in ("c/templates/d.yaml", "c/templates/e.yaml", "./c/templates/e.yaml")] == ["c", "c", "c"]
+        assert helm_chart_of(str(tmp_path / "x/c/templates/e.yaml")) == str(tmp_path / "x/c")  # spelled absolute: answered absolute
+    monkeypatch.chdir(tmp_path / "y")  # the same folder's spelling, in a tree without the chart
+    with inputs.at_work():
+        assert helm_chart_of("c/templates/d.yaml") is None
+
+
 def test_kustomize_patch_fragments_from_every_patch_field(tmp_path, monkeypatch):
     tree(tmp_path, {
         "overlay/kustomization.yaml": (
