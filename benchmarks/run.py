@@ -18,7 +18,7 @@ suite never times anything.
 The floor is PyYAML's C loader composing every document (`compose_floor.py`: libyaml with
 positions, the least any Python YAML reader can cost); `compose_only.py`, ruamel.yaml's C composer,
 is shown beside it for the record, and `phases.py` says where a `--jobs 1` run's time goes, phase by
-phase, in floor units.
+phase, in floor units. Beside the jobs figure, `alone.py` says how long the parent works alone.
 
 Targets (issue 19): --jobs 1 / floor <= 1.5 (10k, 50k); time 50k/10k <= 5.2; memory 50k/10k <= 2;
 stdin stream peak / same documents as a tree <= 2; default jobs / --jobs 1 >= 1.7 on two idle cores
@@ -123,6 +123,7 @@ class Pair:
                 self.also.append(Run(also, **options))  # type: ignore[arg-type]
         self.time = statistics.median(x.seconds / y.seconds for x, y in zip(self.a, self.b, strict=True))
         self.also_time = statistics.median(c.seconds / y.seconds for c, y in zip(self.also, self.b, strict=True)) if self.also else 0.0
+        self.also_cpu = statistics.median(c.cpu / y.cpu for c, y in zip(self.also, self.b, strict=True)) if self.also else 0.0
         self.memory = statistics.median(x.peak / y.peak for x, y in zip(self.a, self.b, strict=True))
         self.cpu = statistics.median(x.cpu / y.cpu for x, y in zip(self.a, self.b, strict=True))
         self.a_time, self.b_time = statistics.median(r.seconds for r in self.a), statistics.median(r.seconds for r in self.b)
@@ -237,8 +238,19 @@ def main() -> None:
             ceiling = 2 / jobs.also_time
             used = statistics.median(c.seconds / (2 * a.seconds) for a, c in zip(jobs.a, jobs.also, strict=True))
             print(f"  C, two --jobs 1 runs at once, in the same rounds: at most {ceiling:.2f}x one; round by round, the default jobs reach {used:.0%} of that")
+            print(f"  C's two runs spend {jobs.also_cpu / 2:.2f}x the CPU of one each: what sharing the cores costs any two processes here")
             if ceiling < 1.9:
                 print(f"  these cores were not idle: two independent runs gained only {ceiling:.2f}x, so the figure above does not test the target")
+            # What the parent does alone (start-up, the walk, merging the first pass, the report) is
+            # not shared out: with everything else shared as C's two runs share the cores, no split
+            # beats B / (alone + (B - alone) / C's gain).
+            measured = subprocess.run([sys.executable, os.path.join(HERE, "alone.py"), trees[small], "--runs", str(max(3, pairs // 2))], capture_output=True, text=True, check=False)
+            alone = next((float(line.split("=", 1)[1]) for line in measured.stdout.splitlines() if line.startswith("alone_seconds=")), None)
+            if alone is None:
+                print(f"  (benchmarks/alone.py failed: {measured.stderr.strip()[-300:]})")
+            else:
+                bound = jobs.b_time / (alone + (jobs.b_time - alone) / ceiling)
+                print(f"  the parent works alone {alone:.3f} s (benchmarks/alone.py) of B's {jobs.b_time:.3f} s: at most {bound:.2f}x with the rest shared as C shares it")
             # What the split itself costs: CPU the default jobs spend beyond --jobs 1's (on the 10k
             # tree: the parent unpickles every result, a few tens of ms; the first pass has a pool of
             # its own; two busy cores slow each other). Shared perfectly over two cores, the default
