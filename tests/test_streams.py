@@ -80,15 +80,45 @@ def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, 
     ranges: list[int] = []
     original = parallel.map_in_workers
 
-    def counted(task, items, workers):
+    def counted(task, items, workers, meanwhile=None):
         ranges.append(len(items))
-        return original(task, items, workers)
+        return original(task, items, workers, meanwhile)
 
     monkeypatch.setattr(parallel, "map_in_workers", counted)
     broken = stream.replace("kind: Service\n", "kind: Service\nkind: [\n", 1)  # a problem inside one range
-    for text in (stream, broken):
+    crlf = stream.replace("\n", "\r\n")  # fixes write the stream's own line breaks, in every range
+    for text in (stream, broken, crlf):
         one = report(text, "--jobs", "1")
         assert report(text, "--jobs", jobs) == one
         sarif = report(text, "--jobs", "1", fmt="sarif")
         assert sarif[0] == 1 and report(text, "--jobs", jobs, fmt="sarif") == sarif
     assert ranges and min(ranges) >= 2 * int(jobs)  # the stream was split
+    assert '"content": "\\r\\n' in report(crlf, "--jobs", jobs)[1]
+
+
+@needs_libyaml
+def test_a_big_file_alone_is_shared_among_workers_as_stdin_is(stream, tmp_path, monkeypatch):
+    """`helm template ... > all.yaml; meshlint check all.yaml`: the file's documents are shared by
+    ranges, and every report (fixes and --diff too) is one job's."""
+    from meshlint.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    ranges: list[int] = []
+    original = parallel.map_in_workers
+
+    def counted(task, items, workers, meanwhile=None):
+        ranges.append(len(items))
+        return original(task, items, workers, meanwhile)
+
+    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    monkeypatch.chdir(tmp_path)
+    for name, text in (("all.yaml", stream), ("crlf.yaml", stream.replace("\n", "\r\n"))):
+        (tmp_path / name).write_bytes(text.encode())
+        for args in (["--format", "json"], ["--diff"]):
+            one = CliRunner().invoke(main, ["check", name, "--no-cache", "--jobs", "1", *args])
+            shared = CliRunner().invoke(main, ["check", name, "--no-cache", "--jobs", "2", *args])
+            assert (shared.exit_code, shared.stdout, shared.stderr) == (one.exit_code, one.stdout, one.stderr)
+            assert one.exit_code == 1 and one.stdout.count("ML101" if args != ["--diff"] else "+        proxy.istio.io/config") > 10
+    assert len(ranges) == 6 and set(ranges) == {8}  # every shared run (--diff checks twice) split its file in 8
+    crlf = CliRunner().invoke(main, ["check", "crlf.yaml", "--no-cache", "--jobs", "2", "--format", "json"])
+    assert '"content": "\\r\\n' in crlf.stdout  # the fixes of every range write the file's line breaks

@@ -203,11 +203,11 @@ def _run(
         digests=digests,
     )
     cache = open_cache(cache_dir, plan, code, context.facts_digest()) if cache_dir else None
-    # One big stream on stdin (`helm template ... | meshlint check -`) is shared among the workers by
-    # ranges of its documents; a tree, file by file.
-    one_stream = checked == [inputs.STDIN] and jobs > 1 and stdin is not None and len(stdin) >= parallel.PARALLEL_BYTES
+    # One big stream, on stdin (`helm template ... | meshlint check -`) or as the run's only file, is
+    # shared among the workers by ranges of its documents; a tree, file by file.
+    one_stream = len(checked) == 1 and jobs > 1 and (len(stdin) if stdin is not None else parallel.size_of(checked[0])) >= parallel.PARALLEL_BYTES
     if one_stream:
-        from meshlint.engine.streams import check_stream  # only a big stdin stream with --jobs
+        from meshlint.engine.streams import check_stream  # only a big stream with --jobs
 
         checker: Callable[[Plan, str, bytes | None], FileResult] = partial(check_stream, jobs=jobs)
     else:

@@ -1,8 +1,10 @@
-"""One big stream on stdin shared among workers by ranges of its documents: each range is checked as
-the whole stream would check it, and the parts merge in order into the result one job gives."""
+"""One big stream (stdin, or a run's only file: `helm template ... > all.yaml`) shared among workers by
+ranges of its documents: each range is checked as the whole stream would check it, and the parts merge
+in order into the result one job gives."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from itertools import islice, pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -13,7 +15,16 @@ from meshlint.engine.results import FileResult, Summary
 from meshlint.findings import Finding, Position
 from meshlint.mesh.scope import Conflict
 from meshlint.source import inputs
-from meshlint.source.loader import LoadedFile, decode, each_chunk, each_part, finish_stream, looks_like_a_manifest, streams
+from meshlint.source.loader import (
+    LoadedFile,
+    decode,
+    each_chunk,
+    each_part,
+    finish_stream,
+    looks_like_a_manifest,
+    newline_of,
+    streams,
+)
 from meshlint.suppressions import Suppression
 
 if TYPE_CHECKING:
@@ -21,18 +32,32 @@ if TYPE_CHECKING:
 
 
 def check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int) -> FileResult:
-    """stdin's documents checked in `jobs` workers, each a range of them, the parts merged in order
-    (findings, counts, problems, suppressions): the result `_check_file` gives, byte for byte."""
-    assert plan.stdin is not None
-    text, problem = decode(plan.stdin)
+    """A big input's documents checked in `jobs` workers, each a range of them, the parts merged in
+    order (findings, counts, problems, suppressions): the result `check_file` gives, byte for byte.
+    What `check_file` does not read part by part (a chart's file, a Kustomize patch, a file it cannot
+    read, a text that does not stream) it checks as always."""
+    if path == inputs.STDIN:
+        assert plan.stdin is not None
+        data, display, lines = plan.stdin, plan.stdin_name, plan.stdin_lines
+    else:
+        if inputs.helm_chart_of(path) is not None or (plan.fragments and inputs.real(path) in plan.fragments):
+            return check_file(plan, path, data)
+        try:
+            data = inputs.read(path) if data is None else data
+        except OSError:
+            return check_file(plan, path, data)  # which says so, as for any file
+        display, lines = inputs.display_name(path), None
+    text, problem = decode(data)
     governed = plan.of(path)
     if syntax_only(governed) is None or not streams(text):
         return check_file(plan, path, data)
+    # Made once, before the workers fork: each inherits the text and its lines.
+    stream = Stream(path, display, text, text.splitlines() if lines is None else lines, newline_of(text))
     count = sum(1 for _ in each_chunk(text))
     pieces = min(count, jobs * 4)  # a few ranges a worker, so that one slow range does not hold the rest
     bounds = [count * n // pieces for n in range(pieces + 1)]
-    parts = parallel.map_in_workers(partial(check_range, plan), list(pairwise(bounds)), jobs)
-    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
+    parts = parallel.map_in_workers(partial(check_range, plan, stream), list(pairwise(bounds)), jobs)
+    loaded = stream.loaded()
     check = FileCheck(plan, path, governed, loaded, False)
     manifest_like = False
     for part in parts:
@@ -41,7 +66,21 @@ def check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int)
         loaded.light.extend(part.light)
         manifest_like = manifest_like or part.manifest_like
     finish_stream(loaded, text, problem, True, manifest_like)
-    return check.result(FileResult(inputs.display_name(path)))
+    return check.result(FileResult(display))
+
+
+class Stream(NamedTuple):
+    """What every range of a stream reads: its path, its name in findings, its text and lines, and
+    how its lines end (fixes write new lines the same way, in every range)."""
+
+    path: str
+    display: str
+    text: str
+    lines: Sequence[str]
+    newline: str
+
+    def loaded(self) -> LoadedFile:
+        return LoadedFile(path=self.display, lines=self.lines, newline=self.newline)
 
 
 class Range(NamedTuple):
@@ -58,14 +97,12 @@ class Range(NamedTuple):
     manifest_like: bool
 
 
-def check_range(plan: Plan, bounds: tuple[int, int]) -> Range:
-    assert plan.stdin is not None
-    text = decode(plan.stdin)[0]
-    loaded = LoadedFile(path=plan.stdin_name, lines=plan.stdin_lines if plan.stdin_lines is not None else text.splitlines())
-    governed = plan.of(inputs.STDIN)
-    check = FileCheck(plan, inputs.STDIN, governed, loaded, False)
+def check_range(plan: Plan, stream: Stream, bounds: tuple[int, int]) -> Range:
+    loaded = stream.loaded()
+    governed = plan.of(stream.path)
+    check = FileCheck(plan, stream.path, governed, loaded, False)
     manifest_like = False
-    for document in each_part(loaded, islice(each_chunk(text), *bounds), 0, syntax_only(governed)):
+    for document in each_part(loaded, islice(each_chunk(stream.text), *bounds), 0, syntax_only(governed)):
         manifest_like = manifest_like or looks_like_a_manifest(document)
         check.document(document)
     return Range(check.findings, check.summary, check.conflicts, check.used, check.annotations, check.documents, loaded.problems, loaded.light, manifest_like)
