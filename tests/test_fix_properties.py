@@ -15,6 +15,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -219,3 +220,76 @@ def test_the_hold_goes_in_however_the_template_is_written(step, compact, metadat
             del template["metadata"]["annotations"]
             before_data["spec"]["template"]["metadata"].pop("annotations", None)
         assert after_data == before_data
+
+
+# A stream of small documents, as `helm template` writes them, for the checks that read only the
+# parts of a file an edit changes.
+_STREAM = "".join(
+    f"---\n# Source: chart/templates/{n}.yaml\napiVersion: v1\nkind: {kind}\nmetadata:\n  name: n{n}\n  labels: {{app: a{n}}}\n"
+    f"spec:\n  ports:\n    - port: {8000 + n}\n  note: |\n    line one\n    line two\n"
+    for n, kind in enumerate(["Service", "ConfigMap", "Service", "Deployment", "Service"])
+)
+_PIECES = ["", "x", "x: 1", ": ", "\n", "\n---\n", "---", "'", '"', "#", "- a\n", "\n  extra: 2", "%YAML 1.1\n", "  ", "{", "]", "\t"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(1, 75), st.integers(1, 30), st.integers(0, 2), st.integers(0, 12), st.sampled_from(_PIECES)), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(1, 75), st.integers(1, 12)), max_size=3),
+    st.booleans(),
+)
+def test_reading_the_changed_parts_says_what_reading_the_whole_says(spots, touched, crlf):
+    data = (_STREAM.replace("\n", "\r\n") if crlf else _STREAM).encode()
+    edits = [Edit(line, column, line + down, column + right if down == 0 else right + 1, text) for line, column, down, right, text in spots]
+    try:
+        after = Text(data).apply(edits)
+    except ValueError:
+        with pytest.raises(ValueError):
+            verify.problem_of_edits("s.yaml", data, edits, touched)
+        return
+    expected = verify.whole_problem("s.yaml", data, after, frozenset(touched))
+    assert verify.problem_of_edits("s.yaml", data, edits, touched) == expected
+    assert verify.problem_after("s.yaml", data, after, touched) == expected
+
+
+def test_a_round_takes_the_fixes_that_overlap_none_taken_before_as_asking_each_would():
+    import random
+
+    from meshlint.findings import Finding, Severity
+    from meshlint.fix.edits import make_fix
+    from meshlint.fix.rounds import _compatible
+
+    chance = random.Random(19)
+    for _ in range(200):
+        findings = []
+        for n in range(chance.randint(1, 30)):
+            edits = []
+            for _ in range(chance.randint(1, 3)):
+                line, column = chance.randint(1, 20), chance.randint(1, 6)
+                end = (line, column) if chance.random() < 0.5 else (line + chance.randint(0, 2), chance.randint(1, 6))
+                end = max(end, (line, column))
+                edits.append(Edit(line, column, end[0], end[1], "x"))
+            isolation = [(chance.randint(1, 20), chance.randint(1, 3)) for _ in range(chance.randint(0, 2))]
+            fix = make_fix("t", chance.choice(["a.yaml", "b.yaml"]), edits, isolation=isolation)
+            if fix is not None:
+                findings.append(Finding(fix.path, 1, 1, "ML101", "r", Severity.ERROR, f"m{n}", "h", fix=fix))
+        naive: list[Finding] = []
+        for finding in findings:
+            if not any(finding.fix.overlaps(other.fix) for other in naive):
+                naive.append(finding)
+        assert _compatible(findings) == naive
+
+
+@given(st.text(alphabet="a\r\n", max_size=40), st.booleans())
+def test_a_text_knows_where_its_lines_start_and_how_they_end(text, bom):
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    starts, i = [0], 0
+    while True:  # the lines, one break at a time: \r\n, \r or \n
+        breaks = [n for n in (text.find("\r", i), text.find("\n", i)) if n >= 0]
+        if not breaks:
+            break
+        i = min(breaks) + (2 if text.startswith("\r\n", min(breaks)) else 1)
+        starts.append(i)
+    first = min([n for n in (text.find("\r"), text.find("\n")) if n >= 0], default=-1)
+    newline = "\n" if first < 0 else "\r\n" if text.startswith("\r\n", first) else text[first]
+    assert (Text(data).starts, Text(data).newline) == (starts, newline)

@@ -8,6 +8,7 @@ BOM, comments, quoting) is left as it was.
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -93,18 +94,22 @@ class Text:
         self.data = data
         self.bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         self.text = data[len(self.bom):].decode("utf-8")
-        starts = [0]
-        text = self.text
-        i = 0
-        while True:
-            n = _next_break(text, i)
-            if n < 0:
-                break
-            i = n + (2 if text.startswith("\r\n", n) else 1)
-            starts.append(i)
-        self.starts = starts
-        first = _next_break(text, 0)
-        self.newline = "\r\n" if first >= 0 and text.startswith("\r\n", first) else "\r" if first >= 0 and text[first] == "\r" else "\n"
+        # One scan of the text: looking for the next \n and the next \r line by line read the whole
+        # rest of a file without a \r for each of its lines (15 ms a Text for 540 KB, 2 s for 5 MB).
+        breaks = _BREAK.finditer(self.text)
+        self.starts = [0] + [m.end() for m in breaks]
+        first = _BREAK.search(self.text)
+        self.newline = first.group() if first is not None else "\n"
+
+    @classmethod
+    def of(cls, data: bytes) -> Text:
+        """The Text of these bytes, made once for the last bytes asked: a round tries each of its
+        fixes on the same file, and a Text of a big file costs a scan of it."""
+        last = _LAST_TEXT[0] if _LAST_TEXT else None
+        if last is None or not (last.data is data or last.data == data):
+            last = cls(data)
+            _LAST_TEXT[:] = [last]
+        return last
 
     def offset(self, line: int, column: int) -> int:
         """The character offset of a 1-based position; a column past the end of its line is the end
@@ -118,25 +123,41 @@ class Text:
             content_end -= 1
         return min(start + column - 1, content_end)
 
-    def apply(self, edits: Sequence[Edit]) -> bytes:
-        """The bytes with `edits` applied (they must not overlap), their text as it is."""
-        pieces: list[bytes] = [self.bom]
+    def spans(self, edits: Sequence[Edit]) -> list[tuple[int, int, str]]:
+        """Each edit as the character offsets it replaces and its text, in order (ValueError when
+        they overlap)."""
+        spans = []
         done = 0
         for edit in sorted(edits, key=lambda e: (e.start, e.end)):
             start, end = self.offset(edit.line, edit.column), self.offset(edit.end_line, edit.end_column)
             if start < done or end < start:
                 raise ValueError(f"overlapping edits at {edit.line}:{edit.column}")
+            spans.append((start, end, edit.text))
+            done = end
+        return spans
+
+    def apply(self, edits: Sequence[Edit]) -> bytes:
+        """The bytes with `edits` applied (they must not overlap), their text as it is."""
+        pieces: list[bytes] = [self.bom]
+        done = 0
+        for start, end, text in self.spans(edits):
             pieces.append(self.text[done:start].encode("utf-8"))
-            pieces.append(edit.text.encode("utf-8"))
+            pieces.append(text.encode("utf-8"))
             done = end
         pieces.append(self.text[done:].encode("utf-8"))
         return b"".join(pieces)
 
+    def between(self, spans: Sequence[tuple[int, int, str]], start: int, end: int) -> str:
+        """The text from offset `start` to `end`, with `spans` (all within it) applied."""
+        pieces = []
+        done = start
+        for at, until, text in spans:
+            pieces.append(self.text[done:at])
+            pieces.append(text)
+            done = until
+        pieces.append(self.text[done:end])
+        return "".join(pieces)
 
-def _next_break(text: str, start: int) -> int:
-    n, r = text.find("\n", start), text.find("\r", start)
-    if n < 0:
-        return r
-    if r < 0:
-        return n
-    return min(n, r)
+
+_BREAK = re.compile("\r\n|\r|\n")
+_LAST_TEXT: list[Text] = []

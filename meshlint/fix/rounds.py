@@ -12,6 +12,7 @@ Mesh-wide sources are fixed first, alone in their rounds: a hold moved into the 
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -171,11 +172,9 @@ class _Session:
         problem = _unfixable(data)
         if problem is None:
             try:
-                after = Text(data).apply(fix.edits)
+                problem = verify.problem_of_edits(finding.path, data, fix.edits, fix.isolation)
             except (ValueError, UnicodeDecodeError) as err:
                 problem = f"its edits do not apply ({err})"
-            else:
-                problem = verify.problem_after(finding.path, data, after, fix.isolation)
         if problem is not None:
             self._refuse(finding, problem)
         return problem is None
@@ -186,7 +185,7 @@ class _Session:
         result = {}
         for path in sorted({f.path for f in fixes}):
             group = [_fix(f) for f in fixes if f.path == path]
-            after = Text(texts[path]).apply([e for fix in group for e in fix.edits])
+            after = Text.of(texts[path]).apply([e for fix in group for e in fix.edits])
             if verify.problem_after(path, texts[path], after, frozenset().union(*(fix.isolation for fix in group))) is not None:
                 return None
             result[path] = after
@@ -210,26 +209,70 @@ def _fix(finding: Finding) -> Fix:
 
 
 def _unfixable(data: bytes) -> str | None:
-    """Files that are never written: not UTF-8 (UTF-16 included), or with lines that end in a lone CR."""
+    """Files that are never written: not UTF-8 (UTF-16 included), or with lines that end in a lone CR.
+    (Asked of the same text for each fix of a round: the last answer is kept.)"""
+    if _LAST_UNFIXABLE and _LAST_UNFIXABLE[0][0] is data:
+        return _LAST_UNFIXABLE[0][1]
+    problem = None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "the file is UTF-16"
-    try:
-        text = Text(data)
-    except UnicodeDecodeError:
-        return "the file is not UTF-8"
-    if text.newline == "\r" or "\r" in text.text.replace("\r\n", ""):
-        return "the file has lines that end in a lone carriage return"
-    return None
+        problem = "the file is UTF-16"
+    else:
+        try:
+            text = Text.of(data)
+        except UnicodeDecodeError:
+            problem = "the file is not UTF-8"
+        else:
+            if text.newline == "\r" or "\r" in text.text.replace("\r\n", ""):
+                problem = "the file has lines that end in a lone carriage return"
+    _LAST_UNFIXABLE[:] = [(data, problem)]
+    return problem
+
+
+_LAST_UNFIXABLE: list[tuple[bytes, str | None]] = []
 
 
 def _compatible(findings: Iterable[Finding]) -> list[Finding]:
-    """The fixes of one round: in report order, each that overlaps none taken before it."""
+    """The fixes of one round: in report order, each that overlaps none taken before it (as
+    `Fix.overlaps` says, asked of the taken fixes of its file through an index: asked of each in
+    turn, a file of thousands of fixes cost millions of asks)."""
     taken: list[Finding] = []
+    files: dict[str, _Taken] = {}
     for finding in findings:
         fix = _fix(finding)
-        if not any(fix.overlaps(_fix(other)) for other in taken):
+        of_file = files.setdefault(fix.path, _Taken())
+        if not of_file.overlaps(fix):
+            of_file.add(fix)
             taken.append(finding)
     return taken
+
+
+class _Taken:
+    """The fixes of one file taken into a round: the nodes they rewrite, and their edits in order.
+    Taken edits never overlap, so sorted by start they are sorted by end too."""
+
+    def __init__(self) -> None:
+        self.places: set[tuple[int, int]] = set()
+        self.starts: list[tuple[int, int]] = []
+        self.ends: list[tuple[int, int]] = []
+
+    def overlaps(self, fix: Fix) -> bool:
+        if not self.places.isdisjoint(fix.isolation):
+            return True
+        for edit in fix.edits:
+            n = bisect.bisect_left(self.starts, edit.start)
+            if n < len(self.starts) and self.starts[n] == edit.start:
+                return True  # insertions at one place: their order would be a guess
+            n = bisect.bisect_right(self.ends, edit.start)  # the first taken edit that ends after this one starts
+            if n < len(self.starts) and self.starts[n] < edit.end:
+                return True
+        return False
+
+    def add(self, fix: Fix) -> None:
+        self.places.update(fix.isolation)
+        for edit in fix.edits:
+            n = bisect.bisect_left(self.starts, edit.start)
+            self.starts.insert(n, edit.start)
+            self.ends.insert(n, edit.end)
 
 
 def _counts(findings: Iterable[Finding]) -> Counter[Key]:
