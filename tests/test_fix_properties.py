@@ -293,3 +293,20 @@ def test_a_text_knows_where_its_lines_start_and_how_they_end(text, bom):
     first = min([n for n in (text.find("\r"), text.find("\n")) if n >= 0], default=-1)
     newline = "\n" if first < 0 else "\r\n" if text.startswith("\r\n", first) else text[first]
     assert (Text(data).starts, Text(data).newline) == (starts, newline)
+
+
+@pytest.mark.parametrize(("text", "edit"), [
+    ("a: 1\n---", Edit(2, 4, 2, 4, "x")),  # at the very end, after a last `---`
+    ("a: 1\n---\nfoo\n---\xa0bar\n---\nc: 3\n", Edit(4, 1, 4, 1, "--- ")),  # YAML does not split at `---` and a no-break space
+    ("foo\n---\u3000bar\n", Edit(2, 1, 2, 1, "--- ")),
+    ('a: 1\n...\x85%TAG !! tag:example.com,2000:\n---\nb: !!int "1"\n---\nc: 3\n', Edit(4, 4, 4, 13, "1")),  # a directive after a NEL
+    ('a: 1\n...\r%TAG !! tag:example.com,2000:\n---\nb: !!int "1"\n---\nc: 3\n', Edit(4, 4, 4, 10, "")),
+    ("# " + "[" * 795 + "\na: 1\n---\nb: 1\n---\nc: 1\n---\nd: 1\n", Edit(8, 5, 8, 5, " # [[[[[[[[[[")),  # brackets counted over the whole text
+])
+def test_what_the_parts_cannot_settle_is_left_to_the_whole_reading(text, edit):
+    """Cases found in review, where reading the changed parts alone answered otherwise."""
+    data = text.encode()
+    after = Text(data).apply([edit])
+    expected = verify.whole_problem("s.yaml", data, after, frozenset())
+    assert verify.problem_of_edits("s.yaml", data, [edit], ()) == expected
+    assert verify.problem_after("s.yaml", data, after, ()) == expected

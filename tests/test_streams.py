@@ -92,6 +92,9 @@ def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, 
         assert report(text, "--jobs", jobs) == one
         sarif = report(text, "--jobs", "1", fmt="sarif")
         assert sarif[0] == 1 and report(text, "--jobs", jobs, fmt="sarif") == sarif
+        named = ("--stdin-filename", "all.yaml")  # findings name it; the JUnit report's files still say <stdin>
+        junit = report(text, "--jobs", "1", *named, fmt="junit")
+        assert "&lt;stdin&gt;" in junit[1] and report(text, "--jobs", jobs, *named, fmt="junit") == junit
     assert ranges and min(ranges) >= 2 * int(jobs)  # the stream was split
     assert '"content": "\\r\\n' in report(crlf, "--jobs", jobs)[1]
 

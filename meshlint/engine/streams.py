@@ -66,7 +66,7 @@ def check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int)
         loaded.light.extend(part.light)
         manifest_like = manifest_like or part.manifest_like
     finish_stream(loaded, text, problem, True, manifest_like)
-    return check.result(FileResult(display))
+    return check.result(FileResult(inputs.display_name(path)))  # stdin's is <stdin>, whatever its findings are named
 
 
 class Stream(NamedTuple):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from meshlint.fix.edits import Edit, Text
+from meshlint.source.compose import MAX_DEPTH
 from meshlint.source.document import PositionTable
-from meshlint.source.loader import LoadedFile, document_chunks, load_text
+from meshlint.source.loader import LoadedFile, bracket_depth_bound, document_chunks, load_text
 
 Place = tuple[int, int]
 
@@ -77,7 +79,11 @@ class _Before:
         self.starts = list(itertools.accumulate((len(part) for _, part in self.parts), initial=0))  # and the end
         self.lines = self.text.splitlines()
         loaded = load_text(path, self.text)
-        self.whole_only = bool(loaded.problems) or _directives(self.text)
+        self.whole_only = bool(loaded.problems) or _unusual(self.text)
+        # The whole reading refuses brackets nested beyond a bound counted over the whole text; an
+        # edit deepens any place after it by at most the opening brackets it writes and the closing
+        # ones it removes, so below this headroom the parts it changes cannot cross that bound.
+        self.headroom = 4 * MAX_DEPTH - bracket_depth_bound(self.text)
 
 
 _LAST_BEFORE: list[_Before] = []
@@ -95,9 +101,14 @@ def _before(path: str, data: bytes) -> _Before | None:
     return read
 
 
-def _directives(text: str) -> bool:
-    """A `%YAML` or `%TAG` line belongs to the document after it: its parts do not read alone."""
-    return text.startswith("%") or "\n%" in text
+def _unusual(text: str) -> bool:
+    """Does `text` hold what its `---` parts may not read alone as the whole does: a `%YAML` or `%TAG`
+    line (it belongs to the document after it), a line break besides CR and LF, or a `---` followed by
+    a space YAML does not count as one (the loader's split takes any Unicode space)?"""
+    return _UNUSUAL.search(text) is not None
+
+
+_UNUSUAL = re.compile(r"(?:\A|[\r\n])%|[\x85\u2028\u2029]|---[^\S \t\r\n]")
 
 
 def problem_of_edits(path: str, data: bytes, edits: Sequence[Edit], touched: Iterable[Place]) -> str | None:
@@ -110,17 +121,28 @@ def problem_of_edits(path: str, data: bytes, edits: Sequence[Edit], touched: Ite
     for _, _, inserted in spans:
         inserted.encode("utf-8")  # what applying them would refuse (a lone surrogate)
     read = _before(path, data)
-    if read is not None and not read.whole_only and spans and len(read.parts) > 1:
+    if read is not None and not read.whole_only and spans and len(read.parts) > 1 and _deepening(text.text, spans) <= read.headroom:
         # The parts the edits touch, and one more on each side: a part boundary an edit reaches
         # (a `---` it moves or joins) is then inside the region, and the region's own ends are
         # part boundaries of text no edit touches.
-        first = max(0, bisect.bisect_right(read.starts, spans[0][0]) - 2)
-        last = min(len(read.parts), bisect.bisect_right(read.starts, spans[-1][1]) + 1)
+        first = max(0, _part_at(read, spans[0][0]) - 1)
+        last = min(len(read.parts), _part_at(read, spans[-1][1]) + 2)
         region = text.between(spans, read.starts[first], read.starts[last])
         kept = _parts_kept(read, path, region, frozenset(touched), first, last)
         if kept is not _UNSURE:
             return kept
     return problem_after(path, data, text.apply(edits), touched)
+
+
+def _part_at(read: _Before, offset: int) -> int:
+    """The part an offset is in (the end of the text: the last part)."""
+    return min(bisect.bisect_right(read.starts, offset) - 1, len(read.parts) - 1)
+
+
+def _deepening(text: str, spans: Sequence[tuple[int, int, str]]) -> int:
+    """How much deeper these edits may make the brackets anywhere: the opening ones they write and the
+    closing ones they remove."""
+    return sum(new.count("[") + new.count("{") + text.count("]", start, end) + text.count("}", start, end) for start, end, new in spans)
 
 
 def _parts_kept(read: _Before, path: str, text: str, places: frozenset[Place], first: int = 0, last: int | None = None) -> str | None:
@@ -130,7 +152,7 @@ def _parts_kept(read: _Before, path: str, text: str, places: frozenset[Place], f
     parse, a directive)."""
     old_parts = read.parts[first:last]
     parts = document_chunks(text)
-    if len(parts) != len(old_parts) or _directives(text):
+    if len(parts) != len(old_parts) or _unusual(text) or (last is None and bracket_depth_bound(text) > 4 * MAX_DEPTH):
         return _UNSURE
     read_again = []
     for (old_line, old_part), (_, new_part) in zip(old_parts, parts, strict=True):

@@ -326,21 +326,10 @@ def _nesting_beyond_limit(text: str) -> int:
     deep = _deep_indent_line(text)
     if deep:
         return deep
-    if text.count("[") + text.count("{") < MAX_DEPTH:
+    if bracket_depth_bound(text) <= 4 * MAX_DEPTH:
         return 0
-    # The brackets alone (cut out by one substitution in C): a 10 MB ConfigMap of JSON has millions,
-    # and a match object for each cost seconds. Removing the innermost pairs pass by pass bounds the
-    # depth from above (the opens at any peak are a chain of nested pairs, at most one a pass, and
-    # opens never closed), in a few passes over shallow JSON; only a deep file is walked bracket by
-    # bracket, and the line is found only when the walk finds one.
+    # Only a deep file is walked bracket by bracket, and the line is found only when the walk finds one.
     brackets = _NOT_BRACKETS.sub("", text)
-    pairs = brackets.translate(_AS_PARENTHESES)
-    passes = 0
-    while "()" in pairs and passes <= 4 * MAX_DEPTH:
-        pairs = pairs.replace("()", "")
-        passes += 1
-    if passes + pairs.count("(") <= 4 * MAX_DEPTH:
-        return 0
     depth = 0
     for n, bracket in enumerate(brackets):
         if bracket in "[{":
@@ -351,6 +340,24 @@ def _nesting_beyond_limit(text: str) -> int:
         elif depth:
             depth -= 1
     return 0
+
+
+def bracket_depth_bound(text: str) -> int:
+    """How deep the brackets of `text` may nest, at most (counted as `_nesting_beyond_limit` walks
+    them, comments and strings too): under MAX_DEPTH, the number of opening brackets."""
+    opens = text.count("[") + text.count("{")
+    if opens < MAX_DEPTH:
+        return opens
+    # The brackets alone (cut out by one substitution in C): a 10 MB ConfigMap of JSON has millions,
+    # and a match object for each cost seconds. Removing the innermost pairs pass by pass bounds the
+    # depth from above (the opens at any peak are a chain of nested pairs, at most one a pass, and
+    # opens never closed), in a few passes over shallow JSON.
+    pairs = _NOT_BRACKETS.sub("", text).translate(_AS_PARENTHESES)
+    passes = 0
+    while "()" in pairs and passes <= 4 * MAX_DEPTH:
+        pairs = pairs.replace("()", "")
+        passes += 1
+    return passes + pairs.count("(")
 
 
 def _deep_indent_line(text: str) -> int:
