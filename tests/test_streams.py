@@ -27,6 +27,23 @@ def stream(tmp_path_factory) -> str:
     return "".join(f"---\n# Source: chart/templates/{n}.yaml\n{part}" for n, part in enumerate(parts))
 
 
+@pytest.fixture
+def ranges(monkeypatch) -> list[int]:
+    """Every stream counts as big; each split into ranges adds its count of ranges here."""
+    from meshlint.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    counts: list[int] = []
+    original = parallel.map_in_workers
+
+    def counted(task, items, workers, meanwhile=None):
+        counts.append(len(items))
+        return original(task, items, workers, meanwhile)
+
+    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    return counts
+
+
 def report(text: str, *args: str, fmt: str = "json") -> tuple[int, str, str]:
     result = CliRunner().invoke(main, ["check", "-", "--format", fmt, "--no-cache", *args], input=text)
     return result.exit_code, result.stdout, result.stderr
@@ -73,18 +90,7 @@ def test_documents_are_let_go_one_at_a_time(stream):
 
 @needs_libyaml
 @pytest.mark.parametrize("jobs", ["2", "3"])
-def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, monkeypatch, jobs):
-    from meshlint.engine import parallel
-
-    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
-    ranges: list[int] = []
-    original = parallel.map_in_workers
-
-    def counted(task, items, workers, meanwhile=None):
-        ranges.append(len(items))
-        return original(task, items, workers, meanwhile)
-
-    monkeypatch.setattr(parallel, "map_in_workers", counted)
+def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, ranges, jobs):
     broken = stream.replace("kind: Service\n", "kind: Service\nkind: [\n", 1)  # a problem inside one range
     crlf = stream.replace("\n", "\r\n")  # fixes write the stream's own line breaks, in every range
     for text in (stream, broken, crlf):
@@ -100,20 +106,9 @@ def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, 
 
 
 @needs_libyaml
-def test_a_big_file_alone_is_shared_among_workers_as_stdin_is(stream, tmp_path, monkeypatch):
+def test_a_big_file_alone_is_shared_among_workers_as_stdin_is(stream, ranges, tmp_path, monkeypatch):
     """`helm template ... > all.yaml; meshlint check all.yaml`: the file's documents are shared by
     ranges, and every report (fixes and --diff too) is one job's."""
-    from meshlint.engine import parallel
-
-    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
-    ranges: list[int] = []
-    original = parallel.map_in_workers
-
-    def counted(task, items, workers, meanwhile=None):
-        ranges.append(len(items))
-        return original(task, items, workers, meanwhile)
-
-    monkeypatch.setattr(parallel, "map_in_workers", counted)
     monkeypatch.chdir(tmp_path)
     for name, text in (("all.yaml", stream), ("crlf.yaml", stream.replace("\n", "\r\n"))):
         (tmp_path / name).write_bytes(text.encode())
