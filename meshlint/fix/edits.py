@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from meshlint.memo import cached_property
+
 SAFE, UNSAFE = "safe", "unsafe"
 
 
@@ -110,6 +112,11 @@ class Text:
             last = cls(data)
             _LAST_TEXT[:] = [last]
         return last
+
+    @cached_property
+    def lone_cr(self) -> bool:
+        """Does a line end in a CR that no LF follows (a file `--fix` never writes)?"""
+        return self.newline == "\r" or "\r" in self.text.replace("\r\n", "")
 
     def offset(self, line: int, column: int) -> int:
         """The character offset of a 1-based position; a column past the end of its line is the end

@@ -209,26 +209,16 @@ def _fix(finding: Finding) -> Fix:
 
 
 def _unfixable(data: bytes) -> str | None:
-    """Files that are never written: not UTF-8 (UTF-16 included), or with lines that end in a lone CR.
-    (Asked of the same text for each fix of a round: the last answer is kept.)"""
-    if _LAST_UNFIXABLE and _LAST_UNFIXABLE[0][0] is data:
-        return _LAST_UNFIXABLE[0][1]
-    problem = None
+    """Files that are never written: not UTF-8 (UTF-16 included), or with lines that end in a lone CR."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        problem = "the file is UTF-16"
-    else:
-        try:
-            text = Text.of(data)
-        except UnicodeDecodeError:
-            problem = "the file is not UTF-8"
-        else:
-            if text.newline == "\r" or "\r" in text.text.replace("\r\n", ""):
-                problem = "the file has lines that end in a lone carriage return"
-    _LAST_UNFIXABLE[:] = [(data, problem)]
-    return problem
-
-
-_LAST_UNFIXABLE: list[tuple[bytes, str | None]] = []
+        return "the file is UTF-16"
+    try:
+        text = Text.of(data)  # (asked for each fix of a round: its Text, and what it knows, are kept)
+    except UnicodeDecodeError:
+        return "the file is not UTF-8"
+    if text.lone_cr:
+        return "the file has lines that end in a lone carriage return"
+    return None
 
 
 def _compatible(findings: Iterable[Finding]) -> list[Finding]:

@@ -70,11 +70,12 @@ _UNSURE = "unsure"
 
 class _Before:
     """What the text before a round's fixes gives once: its parts, its lines, and whether only the
-    whole reading can check a fix (the text does not parse, or holds a directive)."""
+    whole reading can check a fix (the text does not parse, or holds what its parts may not read
+    alone: `_unusual`)."""
 
     def __init__(self, path: str, data: bytes) -> None:
         self.path, self.data = path, data
-        self.text = data.decode("utf-8-sig")
+        self.text = Text.of(data).text
         self.parts = document_chunks(self.text)
         self.starts = list(itertools.accumulate((len(part) for _, part in self.parts), initial=0))  # and the end
         self.lines = self.text.splitlines()
@@ -90,9 +91,10 @@ _LAST_BEFORE: list[_Before] = []
 
 
 def _before(path: str, data: bytes) -> _Before | None:
-    for known in _LAST_BEFORE:
-        if known.path == path and (known.data is data or known.data == data):
-            return known
+    """The last text's reading, or this one's (None when it is not UTF-8)."""
+    known = _LAST_BEFORE[0] if _LAST_BEFORE else None
+    if known is not None and known.path == path and (known.data is data or known.data == data):
+        return known
     try:
         read = _Before(path, data)
     except UnicodeDecodeError:
