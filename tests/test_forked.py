@@ -1,5 +1,6 @@
-"""The forked pool: results in task order whatever order they finish in, a task's error raised in the
-parent, a lost worker reported at once instead of waited for, and no worker or pipe left behind."""
+"""The forked pool: results in task order whatever order they finish in, the parent working as the last
+of the jobs, a task's error raised in the parent, a lost worker reported at once instead of waited for,
+and no worker or pipe left behind."""
 
 from __future__ import annotations
 
@@ -63,8 +64,20 @@ def test_results_come_in_task_order_whatever_order_they_finish_in():
 
     results = list(pool.forked(task, 12, 2))
     assert [value for value, _ in results] == [n * n for n in range(12)]
-    workers = {pid for _, pid in results}
-    assert os.getpid() not in workers and 1 <= len(workers) <= 2
+    assert len({pid for _, pid in results}) == 2  # one worker, and this process
+
+
+def test_the_parent_is_the_last_job_and_keeps_the_pipe_short():
+    here = os.getpid()
+
+    def task(n):
+        time.sleep(0.01)
+        return os.getpid()
+
+    pids = list(pool.forked(task, 30, 3))
+    assert len(set(pids)) == 3 and here in pids  # two workers and this process
+    # The first numbers go to the pipe (three a worker), the next is this process's own.
+    assert pids[6] == here and here not in pids[:6]
 
 
 def test_more_numbers_than_a_pipe_holds_are_fed_as_the_workers_take_them():
@@ -87,15 +100,31 @@ def test_no_tasks_one_task_one_job_or_no_fork_run_in_this_process(monkeypatch):
 
 
 def test_a_tasks_error_is_raised_in_the_parent_with_where_it_was_raised():
+    here = os.getpid()
+
     def task(n):
-        if n == 5:
+        if os.getpid() != here:
             raise ValueError(f"task {n} went wrong")
         return n
 
-    with pytest.raises(ValueError, match=r"^task 5 went wrong$") as raised:
+    with pytest.raises(ValueError, match=r"^task \d went wrong$") as raised:
         list(pool.forked(task, 10, 2))
     assert isinstance(raised.value.__cause__, pool.WorkerTraceback)
     assert 'raise ValueError(f"task {n} went wrong")' in str(raised.value.__cause__)
+
+
+def test_a_task_of_the_parents_own_raises_as_it_would_without_workers():
+    here = os.getpid()
+
+    def task(n):
+        if os.getpid() == here:
+            raise ValueError(f"task {n} went wrong here")
+        time.sleep(0.05)
+        return n
+
+    with pytest.raises(ValueError, match=r"^task 3 went wrong here$") as raised:
+        list(pool.forked(task, 10, 2))
+    assert raised.value.__cause__ is None
 
 
 class TwoArguments(Exception):
@@ -126,8 +155,10 @@ def test_a_worker_that_dies_is_reported_at_once(tmp_path):
     ran = tmp_path / "ran"
     ran.write_text("")
 
+    here = os.getpid()
+
     def task(n):
-        if n == 0:
+        if n == 0 and os.getpid() != here:
             os._exit(9)  # as if the kernel killed it
         with open(ran, "a") as log:
             log.write(f"{n}\n")
@@ -142,8 +173,9 @@ def test_a_worker_that_dies_is_reported_at_once(tmp_path):
 def test_a_run_stopped_early_kills_its_workers_and_leaves_no_pipe_open():
     before = open_fds()
     started = time.monotonic()
-    results = pool.forked(lambda n: (time.sleep(0 if n < 2 else 30), os.getpid())[1], 8, 2)
-    assert next(results) != os.getpid()
+    here = os.getpid()
+    results = pool.forked(lambda n: (time.sleep(0 if n < 2 or os.getpid() == here else 30), os.getpid())[1], 8, 2)
+    assert next(results) != here
     results.close()  # the report stopped reading: the workers still at work are killed and reaped
     assert time.monotonic() - started < 20
     with pytest.raises(ChildProcessError):
@@ -164,12 +196,12 @@ def test_no_pipe_left_open_after_a_run_an_error_or_a_fork_that_fails(monkeypatch
     assert open_fds() == before
     monkeypatch.setattr(os, "fork", failing(os.fork, 2, BlockingIOError(11, "Resource temporarily unavailable")))
     with pytest.raises(BlockingIOError):
-        list(pool.forked(lambda n: n, 4, 2))
+        list(pool.forked(lambda n: n, 4, 3))
     assert open_fds() == before
     monkeypatch.undo()
     monkeypatch.setattr(os, "pipe", failing(os.pipe, 3, OSError(24, "Too many open files")))
     with pytest.raises(OSError, match="Too many open files"):
-        list(pool.forked(lambda n: n, 4, 2))
+        list(pool.forked(lambda n: n, 4, 3))
     assert open_fds() == before
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
@@ -180,7 +212,9 @@ def test_a_pool_started_inside_another_holds_none_of_its_pipes():
         assert next(outer) == 0
         theirs = set(pool._OPEN)
         assert theirs  # the outer pool's ends: its number pipe, its workers' result pipes
-        assert list(pool.forked(lambda n: [fd for fd in sorted(theirs) if is_open(fd)], 2, 2)) == [[], []]
+        here = os.getpid()
+        seen = list(pool.forked(lambda n: (os.getpid(), [fd for fd in sorted(theirs) if is_open(fd)]), 6, 3))
+        assert [open_here for pid, open_here in seen if pid != here] == [[]] * sum(pid != here for pid, _ in seen) != []
         assert list(outer) == list(range(1, 40_000))
 
 
@@ -234,11 +268,16 @@ def test_a_feed_no_worker_reads_any_more_is_a_lost_worker():
 
 
 def test_ctrl_c_is_the_parents_to_handle_and_is_not_held_back_after_the_fork():
+    here = os.getpid()
+
     def task(_):
-        return signal.getsignal(signal.SIGINT) == signal.SIG_DFL, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        handler = signal.getsignal(signal.SIGINT)
+        blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        return os.getpid() == here, handler is signal.default_int_handler if os.getpid() == here else handler == signal.SIG_DFL, blocked
 
     before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    assert list(pool.forked(task, 4, 2)) == [(True, False)] * 4  # a worker dies of Ctrl-C, silently
+    seen = set(pool.forked(task, 8, 2))  # a worker dies of Ctrl-C, silently; this process raises it
+    assert seen == {(False, True, False), (True, True, False)}
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
@@ -252,7 +291,7 @@ def test_meanwhile_runs_here_once_after_the_workers_fork():
     parent = os.getpid()
     assert [parent] == _DONE_MEANWHILE
     assert [n for n, _, _ in seen] == list(range(6))
-    assert all(done == 0 and pid != parent for _, done, pid in seen)  # the workers never saw it
+    assert {(done, pid == parent) for _, done, pid in seen} == {(0, False), (1, True)}  # only this process saw it
 
 
 def test_no_meanwhile_without_workers():
@@ -270,10 +309,14 @@ def test_no_collection_in_this_process_while_results_come():
         frozen = gc.get_freeze_count()
         during = [gc.isenabled() for _ in pool.forked(lambda n: [n], 4, 2)]
         assert during == [False] * 4
+        here = os.getpid()
+        tasks = set(pool.forked(lambda n: (os.getpid() == here, gc.isenabled()), 8, 2))
+        assert tasks == {(True, True), (False, True)}  # tasks, here and in a worker, are collected as without workers
         assert gc.isenabled()
         assert gc.get_freeze_count() > frozen  # what came meanwhile is kept out of later collections
         gc.disable()  # a process that was not collecting is left so
         assert [gc.isenabled() for _ in pool.forked(lambda n: [n], 4, 2)] == [False] * 4
+        assert set(pool.forked(lambda n: (os.getpid() == here, gc.isenabled()), 8, 2)) == {(True, False), (False, False)}
         assert not gc.isenabled()
     finally:
         gc.unfreeze()

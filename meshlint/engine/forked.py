@@ -1,7 +1,11 @@
 """A pool of forked workers over plain pipes, for the runs that share a tree or a stream out.
 
 Each worker takes the next task's number from one pipe that all of them read, runs it, and sends the
-pickled result back on a pipe of its own; the parent gives the results in task order. multiprocessing's
+pickled result back on a pipe of its own; the parent gives the results in task order. The parent is the
+last of the jobs: it keeps only a few numbers in the pipe, and whenever no result waits to be read it
+runs the next task itself, so two jobs are one worker and the parent (a parent that only gathered
+spent about 60 ms of CPU on a 10k-document tree taking a core from two workers, and half the results
+were pickled, sent and unpickled for nothing). multiprocessing's
 pool cost the parent about 1.2 ms of CPU a task (its three handler threads, its queues, a condition that
 each result wakes), which a tree of 64-file tasks paid 58 times over; here a result costs a `select`, two
 reads and an unpickle. Forked workers inherit what the tasks read (the plan, the mesh context), so only
@@ -46,26 +50,26 @@ class WorkerTraceback(Exception):
 
 
 def forked(task: Callable[[int], T], count: int, jobs: int, meanwhile: Callable[[], object] | None = None) -> Generator[T, None, None]:
-    """`task(n)` for each n below `count`, worked out by `jobs` forked processes, yielded in order of n
-    as they come (a result waits only for those before it). A task's exception is raised here. One
-    job, one task, or a system that cannot fork (Windows): this process runs them, one after another.
-    `meanwhile` is called in this process once the workers are at work (so they do not inherit what
-    it does), and not at all without workers."""
+    """`task(n)` for each n below `count`, worked out by this process and `jobs - 1` forked ones, yielded
+    in order of n as they come (a result waits only for those before it). A task's exception is raised
+    here. One job, one task, or a system that cannot fork (Windows): this process runs them, one after
+    another. `meanwhile` is called in this process once the workers are at work (so they do not inherit
+    what it does), before any task of its own, and not at all without workers."""
     if jobs < 2 or count < 2 or not hasattr(os, "fork"):
         yield from map(task, range(count))
         return
     pool = _Pool()
-    # The results are plain values (findings, counts, contexts) without cycles, and while they come
-    # this process only gathers them: its collections (about 10 ms of CPU on a 10k-document tree) would
-    # only take a core from the workers. What was made meanwhile is then frozen out of later
-    # collections, which would otherwise sweep all of it at once, after the workers are done.
+    # The results are plain values (findings, counts, contexts) without cycles: gathering them is kept
+    # out of this process's collections (about 10 ms of CPU on a 10k-document tree, on a core the tasks
+    # need). Tasks, here and in the workers, are collected as they would be without workers. What came
+    # is then frozen out of later collections, which would otherwise sweep all of it at once.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        pool.start(task, min(jobs, count))
+        pool.start(task, min(jobs, count) - 1, collecting)
         if meanwhile is not None:
             meanwhile()
-        yield from pool.gather(count)
+        yield from pool.gather(task, count, collecting)
     finally:
         if collecting:
             gc.freeze()
@@ -91,20 +95,21 @@ class _Pool:
             _OPEN.discard(fd)
             os.close(fd)
 
-    def start(self, task: Callable[[int], object], jobs: int) -> None:
+    def start(self, task: Callable[[int], object], workers: int, collecting: bool) -> None:
         numbers_out, self.numbers_in = self.pipe()
         for stream in (sys.stdout, sys.stderr):  # else what they hold would come out once more per worker
             with contextlib.suppress(Exception):
                 stream.flush()
-        for _ in range(jobs):
+        for _ in range(workers):
             results_out, results_in = self.pipe()
+            _widen(results_in)
             # Ctrl-C is held back until the worker has let go of the parent's stack and exits on it.
             held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             pid = -1
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _worker(task, numbers_out, results_in, held)
+                    _worker(task, numbers_out, results_in, held, collecting)
             finally:
                 if pid != 0:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)
@@ -112,14 +117,17 @@ class _Pool:
             self.workers[results_out] = pid
         self.close(numbers_out)
 
-    def gather(self, count: int) -> Iterator[Any]:
-        """Feed the numbers, read the results, and give them in order."""
+    def gather(self, task: Callable[[int], object], count: int, collecting: bool) -> Iterator[Any]:
+        """Hand out the numbers, run some here, read the workers' results, and give them all in order.
+        The pipe holds only a few numbers ahead of the workers: the rest stay here, and this process
+        takes the next of them whenever no result is waiting to be read."""
         os.set_blocking(self.numbers_in, False)
-        fed = 0
+        ahead = 3 * len(self.workers)  # numbers in the pipe or at work in a worker: enough for a task here
+        handed = 0  # numbers handed out: into the pipe, or taken here
+        given = received = 0  # numbers into the pipe, and the workers' results read
         waiting: dict[int, object] = {}
         following = 0
         with selectors.DefaultSelector() as selector:
-            selector.register(self.numbers_in, selectors.EVENT_WRITE)
             for fd in self.workers:
                 selector.register(fd, selectors.EVENT_READ)
             while True:
@@ -128,13 +136,23 @@ class _Pool:
                     following += 1
                 if following == count:
                     break
-                for key, _ in selector.select():
-                    if key.fd == self.numbers_in:
-                        fed = _feed(self.numbers_in, fed, count)
-                        if fed == count:
-                            selector.unregister(self.numbers_in)
-                            self.close(self.numbers_in)  # the workers stop at the pipe's end
-                        continue
+                if handed < count and given - received < ahead:
+                    fed = _feed(self.numbers_in, handed, min(count, handed + ahead - (given - received)))
+                    given, handed = given + fed - handed, fed
+                if handed == count:
+                    self.close(self.numbers_in)  # the workers stop at the pipe's end
+                events = selector.select(0 if handed < count else None)
+                if not events and handed < count:
+                    n, handed = handed, handed + 1
+                    if collecting:
+                        gc.freeze()  # what came so far (results) stays out of the task's collections
+                        gc.enable()
+                    try:
+                        waiting[n] = task(n)
+                    finally:
+                        gc.disable()
+                    continue
+                for key, _ in events:
                     frame = _read(key.fd, _FRAME.size)
                     if frame:
                         number, size, raised = _FRAME.unpack(frame)
@@ -143,12 +161,14 @@ class _Pool:
                             error, where = value
                             raise error from WorkerTraceback(where)
                         waiting[number] = value
+                        received += 1
                         continue
                     selector.unregister(key.fd)
-                    # A worker leaves without an error only once every number is handed out.
+                    # A worker leaves without an error only once every number is handed out, and
+                    # after sending the result of each it took.
                     status = os.waitpid(self.workers.pop(key.fd), 0)[1]
                     self.close(key.fd)
-                    if status != 0 or fed < count or not self.workers:
+                    if status != 0 or handed < count or (not self.workers and received < given):
                         unfinished = count - following - len(waiting)
                         raise WorkerLost(f"a worker process ended with {unfinished} of {count} tasks unfinished (killed, or out of memory?)")
 
@@ -166,6 +186,7 @@ class _Pool:
 
 
 def _feed(numbers_in: int, fed: int, count: int) -> int:
+    """Numbers from `fed` up to `count` into the pipe, as far as it has room: how far it got."""
     while fed < count:
         chunk = b"".join(_NUMBER.pack(n) for n in range(fed, min(fed + _FEED, count)))
         try:
@@ -180,7 +201,16 @@ def _feed(numbers_in: int, fed: int, count: int) -> int:
     return fed
 
 
-def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, held: Iterable[int]) -> None:
+def _widen(fd: int) -> None:
+    """A result pipe that holds a worker's results while this process runs a task of its own (Linux
+    lets a pipe grow to 1 MiB; elsewhere a worker waits for the parent's task to end)."""
+    with contextlib.suppress(ImportError, AttributeError, OSError):
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+
+
+def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, held: Iterable[int], collecting: bool) -> None:
     """A worker's whole life: tasks until the shared pipe ends, then out with only its own output
     flushed (the parent's was flushed before the fork; its exit handlers are the parent's to run)."""
     code = 1
@@ -192,6 +222,8 @@ def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, he
             os.close(fd)
         _OPEN.intersection_update({numbers_out, results_in})  # a pool a task starts knows what is open
         gc.freeze()  # the parent's objects stay out of this worker's collections (and so shared)
+        if collecting:
+            gc.enable()
         while number := _read(numbers_out, _NUMBER.size):
             (n,) = _NUMBER.unpack(number)
             _write(results_in, _result(task, n))
