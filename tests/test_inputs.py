@@ -222,3 +222,31 @@ def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_s
         return len(asked)
 
     assert asked_for(40) == asked_for(80)
+
+
+def test_each_file_is_governed_by_its_nearest_config_however_its_path_is_spelled(tmp_path, monkeypatch):
+    """`ConfigSet.for_file` keeps its answer by the path up to the file's name as written: spellings
+    of one folder agree, and a run from another working directory asks again."""
+    from meshlint.config import Config, ConfigSet
+
+    for folder in ("one/sub", "two/sub", "one/plain"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "one" / ".meshlint.yaml").write_text("ignore: [ML101]\n")
+    (tmp_path / "one" / "sub" / ".meshlint.yaml").write_text("ignore: [ML102]\n")
+    monkeypatch.chdir(tmp_path)
+    configs = ConfigSet(Config())
+
+    def governing(path):  # each config by what it ignores; none for the top one
+        config = configs.for_file(path)
+        return None if config is configs.top else config.ignore[0]
+
+    with inputs.at_work():
+        spellings = ["one/sub/a.yaml", "./one/sub/a.yaml", "one//sub/a.yaml", "one/x/../sub/a.yaml", str(tmp_path / "one/sub/a.yaml")]
+        assert {governing(path) for path in spellings} == {"ML102"}
+        assert [governing(p) for p in ("one/plain/a.yaml", "one/a.yaml", "two/sub/a.yaml", "a.yaml")] == ["ML101", "ML101", None, None]
+    os.chdir(tmp_path / "one")
+    with inputs.at_work():  # the same spellings, from another folder: other files, other configs
+        assert [governing(p) for p in ("sub/a.yaml", "a.yaml", "plain/a.yaml")] == ["ML102", "ML101", "ML101"]
+    os.chdir(tmp_path / "two")
+    with inputs.at_work():
+        assert [governing(p) for p in ("sub/a.yaml", "a.yaml", "../one/sub/a.yaml")] == [None, None, "ML102"]
