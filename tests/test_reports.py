@@ -274,3 +274,15 @@ def test_junit_text_and_attributes_are_escaped_as_saxutils_escapes_them(text):
 
     assert junit.escape(text) == escape(visible(text))
     assert junit.quoteattr(text) == quoteattr(visible(text))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=st.sampled_from("a Z~\x7f\x80\x9f\x1f \t\n\r\x0b\x00\x1b\u00a0\u2028\u202e\u200e\ud800\ufffeé"), max_size=8), st.booleans())
+def test_visible_escapes_what_the_patterns_name_and_nothing_else(text, one_line):
+    """The shortcut for plain ASCII text gives what the escaping itself gives, for every character the
+    patterns name or pass, on both sides of printable ASCII (DEL and C1 controls among them)."""
+    from meshlint.report import _escaped, visible
+
+    pattern = r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+    expected = re.sub(pattern if one_line else pattern.replace(r"\x0a-\x1f", r"\x0b-\x1f"), _escaped, text)
+    assert visible(text, one_line=one_line) == expected

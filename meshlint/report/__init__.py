@@ -34,6 +34,8 @@ def visible(text: str, *, one_line: bool = False) -> str:
     """TEXT with each such character written as its escape (`\x1b`, `\ud800`), for the formats a
     person or a terminal reads; JSON escapes them itself. `one_line`: a line break too, where the
     text is one field of a one-line record (a name with "\n" must not forge a finding line)."""
+    if text.isascii() and text.isprintable():  # the usual text: no control character, no line break
+        return text
     pattern = _COMPILED.get(one_line)
     if pattern is None:
         pattern = _COMPILED[one_line] = re.compile(_CONTROL_OR_BREAK if one_line else _CONTROL)

