@@ -294,6 +294,13 @@ def test_meanwhile_runs_here_once_after_the_workers_fork():
     assert {(done, pid == parent) for _, done, pid in seen} == {(0, False), (1, True)}  # only this process saw it
 
 
+def test_the_workers_have_tasks_while_meanwhile_runs():
+    here = os.getpid()
+    ended = []
+    seen = list(pool.forked(lambda n: (os.getpid(), time.monotonic()), 6, 2, lambda: time.sleep(0.3) or ended.append(time.monotonic())))
+    assert [started < ended[0] for pid, started in seen if pid != here][:3] == [True] * 3  # the three numbers fed first
+
+
 def test_no_meanwhile_without_workers():
     _DONE_MEANWHILE.clear()
     assert list(pool.forked(lambda n: n, 3, 1, lambda: _DONE_MEANWHILE.append(1))) == [0, 1, 2]
