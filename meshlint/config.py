@@ -284,10 +284,9 @@ class ConfigSet:
     def for_file(self, path: str) -> Config:
         if self.forced or path == "-":
             return self.top
-        # A run asks for each of its files twice, mostly in folders of many: the path up to its name,
-        # as written, names one folder for one working directory, and is a fraction of the cost of
-        # making the path absolute (a tenth of the parent's serial work on a 10k-document tree).
-        head = (inputs.cwd(), path[: max(path.rfind("/"), path.rfind(os.sep)) + 1])
+        # A run asks for each of its files twice, mostly in folders of many (a tenth of the parent's
+        # serial work on a 10k-document tree went to making each path absolute).
+        head = (inputs.cwd(), inputs.head(path))
         config = self._by_head.get(head)
         if config is None:
             folder = os.path.dirname(inputs.absolute(path))

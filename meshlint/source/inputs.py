@@ -323,13 +323,19 @@ def display_name(path: str) -> str:
     return STDIN_NAME if path == STDIN else path
 
 
+def head(path: str) -> str:
+    """The path up to its name, as written (`a/b/` of `a/b/c.yaml`): for one working directory, it
+    names one folder, and costs a fraction of `dirname` or `absolute` (a big tree asks for each file)."""
+    return path[: max(path.rfind("/"), path.rfind(os.sep)) + 1]
+
+
 def helm_chart_of(path: str) -> str | None:
     """The chart directory when `path` is one of its templates or files (under `templates/` or `files/`,
     a Chart.yaml beside that folder): such a file is only meaningful once Helm has rendered the chart
     (a `files/profile-*.yaml` is a values profile the chart may pick, not the mesh's configuration)."""
     if path == STDIN:
         return None
-    folder = os.path.dirname(path)
+    folder = head(path)
     if _CWD and folder in _CHARTS:
         return _CHARTS[folder]
     chart = _chart_above(os.path.dirname(absolute(path)))

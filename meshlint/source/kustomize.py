@@ -40,10 +40,10 @@ def _kustomizations(files: list[str]) -> list[str]:
     for path in files:
         if path.endswith(KUSTOMIZATION_NAMES) and os.path.basename(path) in KUSTOMIZATION_NAMES:
             add(path)
-        head = path[: max(path.rfind("/"), path.rfind(os.sep)) + 1]
-        if head == last:
+        folder = inputs.head(path)
+        if folder == last:
             continue
-        last = head
+        last = folder
         directory = os.path.dirname(inputs.real(path))  # the walk knows most real paths already
         # A named file (pre-commit passes a few) may be patched by a kustomization above it.
         while directory not in directories:
