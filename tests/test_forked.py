@@ -107,7 +107,7 @@ def test_a_tasks_error_is_raised_in_the_parent_with_where_it_was_raised():
             raise ValueError(f"task {n} went wrong")
         return n
 
-    with pytest.raises(ValueError, match=r"^task \d went wrong$") as raised:
+    with pytest.raises(ValueError, match=r"^task 0 went wrong$") as raised:
         list(pool.forked(task, 10, 2))
     assert isinstance(raised.value.__cause__, pool.WorkerTraceback)
     assert 'raise ValueError(f"task {n} went wrong")' in str(raised.value.__cause__)
@@ -125,6 +125,36 @@ def test_a_task_of_the_parents_own_raises_as_it_would_without_workers():
     with pytest.raises(ValueError, match=r"^task 3 went wrong here$") as raised:
         list(pool.forked(task, 10, 2))
     assert raised.value.__cause__ is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_the_error_raised_is_the_first_in_task_order_whatever_the_jobs(jobs):
+    """As one process running the tasks in order: every result before it is given, then its error
+    (here, in a worker or in this process alike, whichever raised first in time)."""
+
+    def task(n):
+        if n >= 10:
+            raise ValueError(f"task {n} failed")
+        return n
+
+    given = []
+    with pytest.raises(ValueError, match=r"^task 10 failed$"):
+        for value in pool.forked(task, 30, jobs):
+            given.append(value)
+    assert given == list(range(10))
+
+    def always(n):
+        raise ValueError(f"task {n} failed")
+
+    with pytest.raises(ValueError, match=r"^task 0 failed$"):
+        list(pool.forked(always, 30, jobs))
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_this_process_takes_its_share_of_a_few_tasks(count):
+    here = os.getpid()
+    ran_here = sum(pid == here for pid in pool.forked(lambda n: (time.sleep(0.1), os.getpid())[1], count, 2))
+    assert ran_here == count // 2 + count % 2  # the worker has one at a time: not all of them in its pipe
 
 
 class TwoArguments(Exception):
@@ -223,7 +253,7 @@ def test_what_the_parent_had_written_comes_out_once():
         "import sys, time\n"
         "from meshlint.engine.forked import forked\n"
         "sys.stdout.write('before the pool\\n')\n"  # held in the buffer: stdout is a pipe here
-        # Task 0 keeps one worker busy while the other takes the rest and leaves on its own.
+        # Task 0 keeps the worker busy while this process takes the rest.
         "print(list(forked(lambda n: time.sleep(0.3) or n if n == 0 else n, 4, 2)))\n"
     )
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
@@ -318,7 +348,7 @@ def test_no_collection_in_this_process_while_results_come():
         assert during == [False] * 4
         here = os.getpid()
         tasks = set(pool.forked(lambda n: (os.getpid() == here, gc.isenabled()), 8, 2))
-        assert tasks == {(True, True), (False, True)}  # tasks, here and in a worker, are collected as without workers
+        assert tasks == {(True, False), (False, True)}  # a worker collects as one process; here, once the pool is done
         assert gc.isenabled()
         assert gc.get_freeze_count() > frozen  # what came meanwhile is kept out of later collections
         gc.disable()  # a process that was not collecting is left so
@@ -330,4 +360,35 @@ def test_no_collection_in_this_process_while_results_come():
         if was:
             gc.enable()
         else:
+            gc.disable()
+
+
+class _Cycle:
+    pass
+
+
+def test_what_a_task_here_leaves_in_cycles_is_collected_not_frozen():
+    """The pool freezes what came, to keep it out of later collections: garbage among it (a cycle a
+    task here left) is collected first, or it would stay for good (a --fix session runs many pools)."""
+    import gc
+    import weakref
+
+    left: list[weakref.ref] = []
+
+    def task(n):
+        first, second = _Cycle(), _Cycle()
+        first.other, second.other = second, first  # garbage once the task returns, but for the collector
+        left.append(weakref.ref(first))  # in this process, only this process's tasks
+        time.sleep(0.01)
+        return n
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert list(pool.forked(task, 12, 2)) == list(range(12))
+        gc.collect()
+        assert left and [ref() for ref in left] == [None] * len(left)
+    finally:
+        gc.unfreeze()
+        if not was:
             gc.disable()

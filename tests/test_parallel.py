@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from itertools import pairwise
 
+import pytest
+
 from meshlint.engine import parallel
 
 
@@ -116,3 +118,29 @@ def test_warm_up_loads_what_checks_load_lazily():
     heavy = ("meshlint.", "tree_sitter", "hashlib", "packaging")
     # A module named here is loaded by each worker of a big tree: add it to warmup.MODULES (or RARE).
     assert [m for m in loaded if m.startswith(heavy) and m not in RARE] == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_keeps_nothing_of_itself_once_it_is_over(monkeypatch, jobs):
+    """A process that runs many checks (--fix rounds, a library user) holds no run's configs or mesh
+    context once the run is over: file checks kept per-config tables in their module, keyed by the
+    config, and each run's stayed for good; and a pool that freezes what came must not keep it."""
+    import gc
+    import weakref
+
+    from helpers import ROOT, config_from
+    from meshlint.engine import run as engine
+    from meshlint.registry import load_rules
+
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 2)  # the examples fork with two jobs
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 1)
+    meshes = []
+    bind = engine.bind
+    monkeypatch.setattr(engine, "bind", lambda governed, mesh: meshes.append(weakref.ref(mesh)) or bind(governed, mesh))
+    rules = load_rules()
+    for _ in range(2):
+        report = engine.run([str(ROOT / "examples")], config_from(), rules, jobs=jobs)
+        assert report.findings
+        del report
+    gc.collect()
+    assert meshes and [ref() for ref in meshes] == [None] * len(meshes)

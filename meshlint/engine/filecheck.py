@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from meshlint.engine.governance import Governance
 from meshlint.engine.results import FileResult, SkippedInput, Summary
@@ -183,29 +183,22 @@ class Dispatch:
         return found
 
 
-_DISPATCH: dict[tuple[int, bool], tuple[Governance, Dispatch]] = {}
-
-
 def dispatch(governed: Governance, widened: bool) -> Dispatch:
     """A file checked only because a mesh-wide source it depends on changed (§W2.6) gets what that
     source can alter: the workload rules."""
-    made = _DISPATCH.get((id(governed), widened))
-    if made is None or made[0] is not governed:
+    made = governed.made.get(("dispatch", widened))
+    if made is None:
         rules = [r for r in governed.rules if WORKLOAD in r.scopes] if widened else governed.rules
-        made = _DISPATCH[(id(governed), widened)] = (governed, Dispatch(rules))
-    return made[1]
-
-
-_LIGHT: dict[int, tuple[Governance, Light | None]] = {}
+        made = governed.made[("dispatch", widened)] = Dispatch(rules)
+    return cast(Dispatch, made)
 
 
 def syntax_only(governed: Governance) -> Light | None:
     """Which documents the rules of `governed` never read beyond their syntax: kinds no rule takes as
     a resource, that are no workload, no List and no mesh configuration (a ConfigMap named istio*).
     None when a file-scope rule other than ML001 reads whole files (a plugin may read any document)."""
-    made = _LIGHT.get(id(governed))
-    if made is not None and made[0] is governed:
-        return made[1]
+    if "light" in governed.made:
+        return cast("Light | None", governed.made["light"])
     light: Light | None = None
     if all(r.code == "ML001" and r.check.__module__.startswith("meshlint.rules.") for r in governed.rules if FILE in r.scopes):
         read_any = any(RESOURCE in r.scopes and r.kinds is None for r in governed.rules)
@@ -219,7 +212,7 @@ def syntax_only(governed: Governance) -> Light | None:
             return True
 
         light = syntax_only
-    _LIGHT[id(governed)] = (governed, light)
+    governed.made["light"] = light
     return light
 
 

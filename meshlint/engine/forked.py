@@ -25,7 +25,7 @@ import struct
 import sys
 import traceback
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -59,20 +59,36 @@ def forked(task: Callable[[int], T], count: int, jobs: int, meanwhile: Callable[
         yield from map(task, range(count))
         return
     pool = _Pool()
-    # The results are plain values (findings, counts, contexts) without cycles: gathering them is kept
-    # out of this process's collections (about 10 ms of CPU on a 10k-document tree, on a core the tasks
-    # need). Tasks, here and in the workers, are collected as they would be without workers. What came
-    # is then frozen out of later collections, which would otherwise sweep all of it at once.
+    # This process collects nothing while the pool works: the results are plain values without cycles,
+    # and a file's check leaves next to none (none of the 1,300 files of the public corpus does), while
+    # collections would sweep every result that came again and again (34 ms of CPU on the 10k tree,
+    # taken from the tasks). The pool's garbage is collected once at its end, and what is left, the
+    # results, frozen out of later collections. A worker collects as one process would.
     collecting = gc.isenabled()
     gc.disable()
+    if collecting:
+        gc.freeze()  # what this process holds now: out of the pool's collection, and shared with the workers
     try:
         pool.start(task, min(jobs, count) - 1, collecting)
-        yield from pool.gather(task, count, collecting, meanwhile)
+        yield from pool.gather(task, count, meanwhile)
     finally:
         if collecting:
+            gc.collect(0)  # what the tasks here left in cycles (frozen, it would stay for good): all in the youngest
             gc.freeze()
             gc.enable()
         pool.end()
+
+
+class _Raised(NamedTuple):
+    """A task's error, kept until the results before it are given; `where` it was raised, from a worker."""
+
+    error: BaseException
+    where: str | None
+
+    def throw(self) -> None:
+        if self.where is None:
+            raise self.error
+        raise self.error from WorkerTraceback(self.where)
 
 
 class _Pool:
@@ -115,15 +131,18 @@ class _Pool:
             self.workers[results_out] = pid
         self.close(numbers_out)
 
-    def gather(self, task: Callable[[int], object], count: int, collecting: bool, meanwhile: Callable[[], object] | None) -> Iterator[Any]:
+    def gather(self, task: Callable[[int], object], count: int, meanwhile: Callable[[], object] | None) -> Iterator[Any]:
         """Hand out the numbers, run some here, read the workers' results, and give them all in order.
         The pipe holds only a few numbers ahead of the workers: the rest stay here, and this process
         takes the next of them whenever no result is waiting to be read. `meanwhile` is done once the
-        workers have their first numbers (before, they waited for it: 35 ms on a tree's first pass)."""
+        workers have their first numbers (before, they waited for it: 35 ms on a tree's first pass).
+        A task's error is raised in its turn, once every task before it has given its result, as
+        one process running them in order would raise it: the error does not depend on the jobs."""
         os.set_blocking(self.numbers_in, False)
-        ahead = 3 * len(self.workers)  # numbers in the pipe or at work in a worker: enough for a task here
+        workers = len(self.workers)
         handed = 0  # numbers handed out: into the pipe, or taken here
         given = received = 0  # numbers into the pipe, and the workers' results read
+        failed = count  # the first task known to have raised: nothing from it on is handed out
         waiting: dict[int, object] = {}
         following = 0
         with selectors.DefaultSelector() as selector:
@@ -131,12 +150,20 @@ class _Pool:
                 selector.register(fd, selectors.EVENT_READ)
             while True:
                 while following in waiting:
-                    yield waiting.pop(following)
+                    value = waiting.pop(following)
+                    if isinstance(value, _Raised):
+                        value.throw()
+                    yield value
                     following += 1
                 if following == count:
                     break
-                if handed < count and given - received < ahead:
-                    fed = _feed(self.numbers_in, handed, min(count, handed + ahead - (given - received)))
+                # Numbers at work in a worker or in the pipe: three a worker, enough for a task
+                # here, but never more than the workers' share of what is left, so that this
+                # process takes its share of a few tasks, and of the last ones.
+                out = given - received
+                share = (count - handed + out) * workers // (workers + 1)
+                if handed < failed and out < min(3 * workers, max(workers, share)):
+                    fed = _feed(self.numbers_in, handed, min(failed, handed + min(3 * workers, max(workers, share)) - out))
                     given, handed = given + fed - handed, fed
                 if handed == count:
                     self.close(self.numbers_in)  # the workers stop at the pipe's end
@@ -144,16 +171,12 @@ class _Pool:
                     meanwhile()
                     meanwhile = None
                     continue
-                events = selector.select(0 if handed < count else None)
-                if not events and handed < count:
+                events = selector.select(0 if handed < failed else None)
+                if not events and handed < failed:
                     n, handed = handed, handed + 1
-                    if collecting:
-                        gc.freeze()  # what came so far (results) stays out of the task's collections
-                        gc.enable()
-                    try:
-                        waiting[n] = task(n)
-                    finally:
-                        gc.disable()
+                    waiting[n] = self._run_here(task, n)
+                    if isinstance(waiting[n], _Raised):
+                        failed = min(failed, n)
                     continue
                 for key, _ in events:
                     frame = _read(key.fd, _FRAME.size)
@@ -161,8 +184,8 @@ class _Pool:
                         number, size, raised = _FRAME.unpack(frame)
                         value = pickle.loads(_read(key.fd, size))
                         if raised:
-                            error, where = value
-                            raise error from WorkerTraceback(where)
+                            value = _Raised(*value)
+                            failed = min(failed, number)
                         waiting[number] = value
                         received += 1
                         continue
@@ -174,6 +197,16 @@ class _Pool:
                     if status != 0 or handed < count or (not self.workers and received < given):
                         unfinished = count - following - len(waiting)
                         raise WorkerLost(f"a worker process ended with {unfinished} of {count} tasks unfinished (killed, or out of memory?)")
+
+    @staticmethod
+    def _run_here(task: Callable[[int], object], n: int) -> object:
+        """Task n, in this process: its value, or its error (raised in its turn)."""
+        try:
+            return task(n)
+        except KeyboardInterrupt:
+            raise  # Ctrl-C stops the run now, not in its turn
+        except BaseException as err:
+            return _Raised(err, None)
 
     def end(self) -> None:
         """Every pipe closed and every worker reaped. A worker still there (at work when the run stopped

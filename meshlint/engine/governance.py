@@ -23,6 +23,10 @@ class Governance:
     options: MeshOptions
     contexts: dict[str, RuleContext]
     severities: dict[str, Severity | None]
+    # What file checks work out once a config from its rules (engine/filecheck.py: the rules each
+    # kind dispatches to, the documents read for syntax only). Kept here, it goes with the config's
+    # run: a table keyed by config held every run's configs and mesh context for the process's life.
+    made: dict[object, object]
 
     def __init__(
         self,
@@ -37,6 +41,7 @@ class Governance:
         self.options = options
         self.contexts = contexts
         self.severities = severities
+        self.made = {}
 
     @property
     def root(self) -> str:
