@@ -154,7 +154,8 @@ def test_the_error_raised_is_the_first_in_task_order_whatever_the_jobs(jobs):
 def test_this_process_takes_its_share_of_a_few_tasks(count):
     here = os.getpid()
     ran_here = sum(pid == here for pid in pool.forked(lambda n: (time.sleep(0.1), os.getpid())[1], count, 2))
-    assert ran_here == count // 2 + count % 2  # the worker has one at a time: not all of them in its pipe
+    # The worker is given one at a time, not all of them at once; the odd one goes to whoever is free.
+    assert count // 2 <= ran_here <= (count + 1) // 2
 
 
 class TwoArguments(Exception):
