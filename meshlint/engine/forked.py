@@ -161,9 +161,9 @@ class _Pool:
                 # here, but never more than the workers' share of what is left, so that this
                 # process takes its share of a few tasks, and of the last ones.
                 out = given - received
-                share = (count - handed + out) * workers // (workers + 1)
-                if handed < failed and out < min(3 * workers, max(workers, share)):
-                    fed = _feed(self.numbers_in, handed, min(failed, handed + min(3 * workers, max(workers, share)) - out))
+                most = min(3 * workers, max(workers, (count - handed + out) * workers // (workers + 1)))
+                if handed < failed and out < most:
+                    fed = _feed(self.numbers_in, handed, min(failed, handed + most - out))
                     given, handed = given + fed - handed, fed
                 if handed == count:
                     self.close(self.numbers_in)  # the workers stop at the pipe's end
