@@ -31,7 +31,7 @@ _COMPILED: dict[bool, re.Pattern[str]] = {}
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
-    """TEXT with each such character written as its escape (`\x1b`, `\ud800`), for the formats a
+    r"""TEXT with each such character written as its escape (`\x1b`, `\ud800`), for the formats a
     person or a terminal reads; JSON escapes them itself. `one_line`: a line break too, where the
     text is one field of a one-line record (a name with "\n" must not forge a finding line)."""
     if text.isascii() and text.isprintable():  # the usual text: no control character, no line break
