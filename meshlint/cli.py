@@ -12,7 +12,6 @@ from meshlint import checking  # first: it keeps the cycle collector off while c
 # isort: split
 import click
 
-from meshlint import __version__
 from meshlint.checking import fail, guarded, use_color
 from meshlint.options import CHECK_OPTIONS, CHOICE, COUNT, FILE, FLAG, PATH, Option, report_flags
 
@@ -51,9 +50,23 @@ def _with_check_options(func: Any) -> Any:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="meshlint")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx) if value and not ctx.resilient_parsing else None,
+    help="Show the version and which YAML readers this install has, and exit.",
+)
 def main() -> None:
     """Static linter for Kubernetes manifests and Istio sidecar lifecycle hazards."""
+
+
+def _print_version(ctx: click.Context) -> None:
+    from meshlint.about import version_text
+
+    click.echo(version_text())
+    ctx.exit()
 
 
 @main.command(cls=_CheckCommand)

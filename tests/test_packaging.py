@@ -52,3 +52,28 @@ def test_readme_installs_only_from_this_repository():
     assert "pip install . && meshlint check examples/" in readme
     assert not re.search(r"git\+https?://|pip install meshlint\b|meshlint@v\d|rev: v\d", readme)
     assert "repo: local" in readme and "uses: ./" in readme
+
+
+def test_a_build_without_a_compiler_installs_and_says_so_in_version(tmp_path):
+    """What a machine without a C compiler (or without libyaml's header) gets: setup.py's optional
+    extensions fail to build, the install goes on, and `--version` says the C reader is missing and
+    how to get it."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "setup.py"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "meshlint", source / "meshlint", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    env = dict(os.environ, CC="false", LDSHARED="false")  # every compile and link fails at once
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(source)],
+                   check=True, capture_output=True, env=env)
+    (wheel,) = (tmp_path / "dist").glob("meshlint-*.whl")
+    assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith((".so", ".pyd"))]
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True)
+    ran = subprocess.run([str(site / "bin" / "meshlint"), "--version"], env=dict(os.environ, PYTHONPATH=str(site)),
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("meshlint ")
+    assert lines[1].startswith("YAML reader: meshlint's C reader is NOT built, so reading is slower; to build it: install libyaml's header")
+    assert lines[-1] == "document node core in C: NOT built (the Python core is used)"

@@ -1,0 +1,35 @@
+"""`meshlint --version` names the release, the Python and the readers this install reads YAML with."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from meshlint import __version__, about
+from meshlint.source import libyaml
+
+
+def test_version_names_the_release_the_python_and_each_reader():
+    ran = subprocess.run([sys.executable, "-m", "meshlint", "--version"], capture_output=True, text=True, check=True)
+    lines = ran.stdout.splitlines()
+    assert lines[0] == f"meshlint {__version__} (Python {platform.python_version()})"
+    assert lines[1].startswith("YAML reader: meshlint's C reader")
+    assert lines[2].startswith("  then: PyYAML's C parser")
+    assert lines[3].startswith("  then: ruamel.yaml ")
+    assert lines[4].startswith("document node core in C: ")
+    assert ran.stderr == ""
+
+
+def test_without_the_c_reader_the_version_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(libyaml, "_reader", False)  # the module's own record of a build without it
+    line = about.version_text().splitlines()[1]
+    assert line == "YAML reader: meshlint's C reader is NOT built, so reading is slower; " + about.HOW_TO_BUILD_THE_READER
+
+
+@pytest.mark.skipif(libyaml._fast() is None, reason="the C reader was not built here")
+def test_with_the_c_reader_the_version_names_its_libyaml():
+    line = about.version_text().splitlines()[1]
+    assert line == f"YAML reader: meshlint's C reader, built (libyaml {libyaml._fast().LIBYAML_VERSION})"
