@@ -82,7 +82,7 @@ CHECK_OPTIONS = (
     Option(("--color",), "color_choice", CHOICE, "Colour the text report (auto: on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it).",
            choices=("auto", "always", "never"), default="auto"),
     Option(("--no-color",), "no_color", FLAG, "Same as --color never."),
-    Option(("--quiet", "-q"), "quiet", FLAG, "Only the findings: no summary, no notes."),
+    Option(("--quiet", "-q"), "quiet", FLAG, "Only the findings (and the --statistics asked for): no summary, no notes."),
     Option(("--statistics",), "statistics", FLAG, "Also count findings per rule (on stderr when no text report is written)."),
     Option(("--report-unused-suppressions",), "report_unused_suppressions", FLAG, "List suppression entries that silenced no finding (on stderr)."),
     Option(("--jobs", "-j"), "jobs", COUNT, "Processes for large trees (default 0: one per core). Output is the same for any number.", default=0),

@@ -100,6 +100,13 @@ def test_quiet_prints_only_the_findings(project):
     assert invoke("check", "clean.yaml", "-q").output == ""
 
 
+def test_quiet_keeps_the_statistics_when_asked_for(project):
+    result = invoke("check", "race.yaml", "-q", "--statistics")
+    findings = invoke("check", "race.yaml", "-q").output
+    assert result.output == findings + "findings per rule:\n  1  ML101  startup-race  (1 warning)\n"
+    assert invoke("check", "clean.yaml", "-q", "--statistics").output == ""
+
+
 def test_clean_exit_0(project):
     result = invoke("check", "clean.yaml")
     assert (result.exit_code, result.output.splitlines()[-1]) == (0, "1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed")

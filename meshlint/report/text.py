@@ -100,10 +100,10 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         out.append(f"  {_DIM}help:{_RESET} {help_text}" if color else f"  help: {help_text}")
         out.append("")
         yield "\n".join(out) + "\n"
+    if with_statistics and report.findings:  # asked for by name: --quiet leaves out only what was not
+        yield "\n".join(statistics(report.findings)) + ("\n" if quiet else "\n\n")
     if quiet:
         return
-    if with_statistics and report.findings:
-        yield "\n".join(statistics(report.findings)) + "\n\n"
     skipped = skipped_lines(report.summary)
     if skipped:
         yield "\n".join(visible(line, one_line=True) for line in skipped) + "\n\n"
