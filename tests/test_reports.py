@@ -131,6 +131,28 @@ def test_a_clean_junit_run_is_not_an_empty_suite_and_never_fails_with_fail_on_ne
     assert result.exit_code == 0 and tree.find("testsuite").get("failures") == "0"
 
 
+def test_every_ci_format_names_files_relative_to_the_repository_root_from_a_subfolder(repo, monkeypatch):
+    (repo / ".git").mkdir()  # the root: what `git init` makes
+    monkeypatch.chdir(repo / "examples")
+    expected = {
+        "examples/apps/checkout.yaml",
+        "examples/apps/orders-api.yaml",
+        "examples/jobs/nightly-report.yaml",
+        "examples/platform/istio-operator.yaml",
+    }
+    github = invoke("check", ".", "--format", "github").stdout
+    assert {re.search(r" file=([^,]+),", line).group(1) for line in github.splitlines()} == expected
+    assert github.splitlines()[0].startswith("::error file=examples/apps/checkout.yaml,line=21,col=38,title=ML301 drain-exceeds-grace::")
+    _, tree = junit(".", "--fail-on", "error")
+    assert {c.get("classname") for c in tree.iter("testcase")} == expected | {"examples/chart.yaml", "examples/platform/namespaces.yaml"}
+    checkout = next(c for c in tree.iter("testcase") if c.get("classname") == "examples/apps/checkout.yaml")
+    assert checkout.find("failure").text.startswith("examples/apps/checkout.yaml:21:38: error ML301: ")
+    sarif = json.loads(invoke("check", ".", "--format", "sarif").stdout)["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif} == expected
+    gitlab = json.loads(invoke("check", ".", "--format", "gitlab").stdout)
+    assert {i["location"]["path"] for i in gitlab} == expected
+
+
 def test_junit_properties_carry_the_baseline(repo):
     invoke("check", "examples", "--write-baseline", "b.json")
     _, tree = junit("examples", "--baseline", "b.json")
