@@ -250,7 +250,8 @@ def check(
         report = lint()
     report.unsafe_fixes = unsafe_fixes
 
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes + fixing
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[_skipped_on_stdout(reports, quiet):]]
+    notes += report.notes + fixing
     if write_baseline:
         entries = baseline.write(write_baseline, report.findings, report.root)
         notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
@@ -268,6 +269,15 @@ def check(
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> int:
+    """How many of the skipped inputs a text report on stdout names (stderr need not name them again)."""
+    if quiet or ("text", None) not in reports:
+        return 0
+    from meshlint.report.text import SKIPPED_LISTED
+
+    return SKIPPED_LISTED
 
 
 def _echo_all(pieces: Iterable[str]) -> None:

@@ -392,6 +392,22 @@ def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):
     assert summary["skipped_inputs"] == [{"path": "chart/templates/svc.yaml", "reason": "a template of the Helm chart in chart; render it first: helm template chart | meshlint check -"}]
 
 
+def test_a_skipped_input_the_text_report_names_is_not_named_again_on_stderr(project):
+    (project / "chart" / "templates").mkdir(parents=True)
+    (project / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    for n in range(12):
+        (project / "chart" / "templates" / f"svc{n:02}.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n")
+    reason = "a template of the Helm chart in chart; render it first: helm template chart | meshlint check -"
+    result = invoke("check", "chart")
+    assert result.stdout.splitlines()[:11] == [f"not checked: chart/templates/svc{n:02}.yaml: {reason}" for n in range(10)] + [
+        "not checked: 2 more inputs (each is named on stderr)"
+    ]
+    assert result.stderr.splitlines() == [f"meshlint: chart/templates/svc{n:02}.yaml: skipped: {reason}" for n in (10, 11)]
+    everyone = [f"meshlint: chart/templates/svc{n:02}.yaml: skipped: {reason}" for n in range(12)]
+    assert invoke("check", "chart", "--format", "json").stderr.splitlines() == everyone  # no report names them
+    assert invoke("check", "chart", "--output", "report.txt").stderr.splitlines() == everyone  # not on the screen
+
+
 def test_stdin_filename_names_stdin_in_every_report(project):
     result = invoke("check", "-", "--stdin-filename", "rendered/web.yaml", "--format", "json", input=RACE)
     assert [f["path"] for f in json.loads(result.output)["findings"]] == ["rendered/web.yaml"]

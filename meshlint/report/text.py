@@ -113,7 +113,12 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     yield visible(summary_line(report.summary), one_line=True) + "\n"
 
 
-def skipped_lines(summary: Summary, most: int = 10) -> list[str]:
+# How many skipped inputs the report names; stderr names the rest (and only those, when this report is
+# on stdout: the reader would otherwise see each of the first ones twice).
+SKIPPED_LISTED = 10
+
+
+def skipped_lines(summary: Summary, most: int = SKIPPED_LISTED) -> list[str]:
     """The inputs passed over whole, and why: nothing was checked in them."""
     lines = [f"not checked: {item.path}: {item.reason}" for item in summary.skipped_inputs[:most]]
     rest = len(summary.skipped_inputs) - most
