@@ -87,6 +87,8 @@ CHECK_OPTIONS = (
     Option(("--report-unused-suppressions",), "report_unused_suppressions", FLAG, "List suppression entries that silenced no finding (on stderr)."),
     Option(("--jobs", "-j"), "jobs", COUNT, "Processes for large trees (default 0: one per core). Output is the same for any number.", default=0),
     Option(("--stdin-filename",), "stdin_filename", TEXT, 'The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.'),
+    Option(("--docs-url",), "docs_url", TEXT, "Where the rules page (docs/rules.md) is published: SARIF links each rule's section there (config: docs-url).",
+           metavar="URL"),
     Option(("--fail-on-skipped",), "fail_on_skipped", FLAG, "Exit 1 when any input was passed over whole (a Helm template, not a manifest).",
            config_decides=True),
     Option(("--fix",), "fix", FLAG, "Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains."),

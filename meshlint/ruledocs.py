@@ -1,5 +1,6 @@
 """Rule documentation for people: the rules page (`meshlint rules --format markdown`, committed as
-docs/rules.md) and `meshlint explain`, both made from the rule docstrings and nothing else."""
+docs/rules.md), `meshlint explain` and the help each SARIF rule carries, all made from the rule
+docstrings and nothing else."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from meshlint import HOMEPAGE
 from meshlint.rule import Rule
 
-RULES_PAGE = f"{HOMEPAGE}/blob/main/docs/rules.md"
 _BOLD, _CYAN, _DIM, _GREEN, _RESET = "\033[1m", "\033[36m", "\033[2m", "\033[32m", "\033[0m"
 
 
@@ -24,8 +23,9 @@ def anchor(rule: Rule) -> str:
     return f"{rule.code.lower()}-{rule.name}"
 
 
-def url(rule: Rule) -> str:
-    return f"{RULES_PAGE}#{anchor(rule)}"
+def url(rule: Rule, rules_page: str) -> str:
+    """The rule's section of the rules page published at `rules_page` (the `docs-url` setting)."""
+    return f"{rules_page}#{anchor(rule)}"
 
 
 # Whether `meshlint check --fix` can settle a rule's findings, as `explain` and the rules page say it.
@@ -79,14 +79,25 @@ def markdown(rules: Sequence[Rule]) -> str:
         severity = f"{rule.severity}" if rule.default_enabled else f"{rule.severity}, off by default"
         out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {severity} | {rule.fix} | {_cell(rule.summary)} |")
     for rule in rules:
-        lines = body(rule).splitlines()
-        opt_in = "" if rule.default_enabled else f" Off by default: it runs only when `select` or `extend-select` names it (`{rule.code}`, `{rule.name}`, a prefix of its code, or `ALL`)."
-        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**.{opt_in} {fix_line(rule)}", ""]
-        out += [lines[0], *_demote(lines[1:])]
-        for key, spec in sorted(rule.options.items()):
-            default = json.dumps(spec.get("default"))
-            out += ["", f"Option `{key}` (default `{default}`, set under `rules: {{{rule.code}: {{{key}: ...}}}}` in .meshlint.yaml): {spec.get('description', '')}"]
+        out += ["", f"## {rule.code} {rule.name}", "", *_section(rule, demote=True)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def help_markdown(rule: Rule) -> str:
+    """The rule's section of the rules page, without its heading: SARIF's `help.markdown`, which code
+    scanning shows beside an alert."""
+    return "\n".join(_section(rule, demote=False)).rstrip() + "\n"
+
+
+def _section(rule: Rule, *, demote: bool) -> list[str]:
+    lines = body(rule).splitlines()
+    opt_in = "" if rule.default_enabled else f" Off by default: it runs only when `select` or `extend-select` names it (`{rule.code}`, `{rule.name}`, a prefix of its code, or `ALL`)."
+    out = [f"Default severity: **{rule.severity}**.{opt_in} {fix_line(rule)}", ""]
+    out += [lines[0], *(_demote(lines[1:]) if demote else lines[1:])]
+    for key, spec in sorted(rule.options.items()):
+        default = json.dumps(spec.get("default"))
+        out += ["", f"Option `{key}` (default `{default}`, set under `rules: {{{rule.code}: {{{key}: ...}}}}` in .meshlint.yaml): {spec.get('description', '')}"]
+    return out
 
 
 def _demote(lines: list[str]) -> list[str]:

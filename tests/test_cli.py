@@ -229,7 +229,7 @@ def test_pyproject_section(project):
         ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info, never"),
         ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
         ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
-        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
+        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
         ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
     ],
