@@ -28,6 +28,32 @@ def url(rule: Rule, rules_page: str) -> str:
     return f"{rules_page}#{anchor(rule)}"
 
 
+# The rule families the README's table names, by code prefix; a plugin's rule may belong to none.
+FAMILIES = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security", "ML5": "linkerd", "ML6": "sidecar-scoping"}
+
+
+def family(rule: Rule) -> str | None:
+    return FAMILIES.get(rule.code[:3])
+
+
+def catalogue(rules: Sequence[Rule]) -> str:
+    """`meshlint rules --format json`: every rule as data, in code order (the README documents it)."""
+    entries = [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "family": family(rule),
+            "default_severity": str(rule.severity),
+            "enabled_by_default": rule.default_enabled,
+            "fixable": bool(rule.fix),
+            "fix_safety": rule.fix or None,
+            "summary": rule.summary,
+        }
+        for rule in rules
+    ]
+    return json.dumps({"version": 1, "rules": entries}, indent=2, ensure_ascii=False) + "\n"
+
+
 # Whether `meshlint check --fix` can settle a rule's findings, as `explain` and the rules page say it.
 FIX_TEXT = {
     "": "none: change the manifest as the help says",
@@ -42,10 +68,16 @@ def fix_line(rule: Rule) -> str:
     return f"Fix: {FIX_TEXT[rule.fix]}."
 
 
-def explain(rule: Rule, color: bool = False) -> str:
+def explain(rule: Rule, color: bool = False, width: int | None = None) -> str:
+    """What `meshlint explain` prints: the prose wrapped at WIDTH columns, or as the docstring has it."""
     opt_in = "" if rule.default_enabled else ", off by default"
     head = f"{rule.code} {rule.name} (default severity: {rule.severity}{opt_in})"
-    text = f"{head}\n{fix_line(rule)}\n\n{body(rule)}\n"
+    text = f"{fix_line(rule)}\n\n{body(rule)}\n"
+    if width is not None:
+        from meshlint.reflow import reflow
+
+        text = reflow(text, width)
+    text = f"{head}\n{text}"
     return _colorize(text, head) if color else text
 
 

@@ -296,6 +296,29 @@ def test_rules_and_explain():
     assert invoke("explain", "ML999").exit_code == 2
 
 
+def test_rules_as_json():
+    result = invoke("rules", "--format", "json")
+    assert result.exit_code == 0
+    listing = json.loads(result.stdout)
+    assert listing["version"] == 1
+    by_code = {r["code"]: r for r in listing["rules"]}
+    assert [r["code"] for r in listing["rules"]] == [line.split()[0] for line in invoke("rules").output.splitlines()]
+    assert by_code["ML301"] == {
+        "code": "ML301",
+        "name": "drain-exceeds-grace",
+        "family": "shutdown",
+        "default_severity": "error",
+        "enabled_by_default": True,
+        "fixable": True,
+        "fix_safety": "unsafe",
+        "summary": "A classic Istio sidecar whose drain does not fit in the pod's termination grace period.",
+    }
+    assert by_code["ML601"]["enabled_by_default"] is False
+    assert (by_code["ML001"]["fixable"], by_code["ML001"]["fix_safety"]) == (False, None)
+    families = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security", "ML5": "linkerd", "ML6": "sidecar-scoping"}
+    assert all(r["family"] == families[r["code"][:3]] for r in listing["rules"])
+
+
 def test_internal_error_is_one_line_without_traceback(project, monkeypatch):
     import meshlint.engine.run
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from meshlint import __version__
 from meshlint.fingerprint import repo_path
 from meshlint.report.indented import dumps
-from meshlint.ruledocs import explain, help_markdown, url
+from meshlint.ruledocs import explain, family, help_markdown, url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,7 +35,6 @@ SRCROOT = "%SRCROOT%"
 # is a tenth of quote's cost.
 _PLAIN_URI = re.compile(r"[A-Za-z0-9_.~/-]*")
 FINGERPRINT = "meshlintFinding/v2"  # v1 hashed the message; v2 is meshlint.fingerprint (SCHEME meshlint/v2)
-_FAMILY = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security"}
 
 # GitHub ranks security alerts by `security-severity` (CVSS-like, 0-10: 9+ critical, 7+ high, 4+ medium,
 # else low). Interception off (ML403) removes mTLS and AuthorizationPolicy from all of a pod's traffic:
@@ -48,9 +47,9 @@ SECURITY_SEVERITY = {"ML401": "7.5", "ML402": "5.5", "ML403": "8.0", "ML404": "3
 
 def rule_descriptor(rule: Rule, docs_url: str | None = None) -> dict[str, Any]:
     """The rule as SARIF describes one; `docs_url`: where the rules page is published, if anywhere."""
-    family = _FAMILY.get(rule.code[:3])
-    security = rule.code in SECURITY_SEVERITY or family == "security"
-    tags = ["kubernetes", "istio", "security" if security else "reliability"] + ([family] if family and family != "security" else [])
+    group = family(rule)
+    security = rule.code in SECURITY_SEVERITY or group == "security"
+    tags = ["kubernetes", "istio", "security" if security else "reliability"] + ([group] if group and group != "security" else [])
     properties: dict[str, Any] = {"tags": tags}
     if security:
         properties["security-severity"] = SECURITY_SEVERITY.get(rule.code, "5.0")
