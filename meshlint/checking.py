@@ -141,6 +141,13 @@ def use_color(choice: str, is_tty: bool) -> bool:
 # --- the run ---------------------------------------------------------------------------------------
 
 
+def _web_address(text: str) -> bool:
+    """What the config's `docs-url` takes: an http(s) address, whose fragment each rule's link adds."""
+    import re
+
+    return re.fullmatch(r"https?://[^\s#]+", text) is not None
+
+
 def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
@@ -152,7 +159,7 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None, fail_on_skipped: bool | None, fix: bool, show_diff: bool,
+    stdin_filename: str | None, docs_url: str | None, fail_on_skipped: bool | None, fix: bool, show_diff: bool,
     unsafe_fixes: bool, cache_dir: str | None, no_cache: bool,
 ) -> None:
     """Run `check` with the options of meshlint/options.py; REPORT_FLAGS are its --format and --output
@@ -167,6 +174,8 @@ def check(
             raise UsageProblem(f"{value!r} is not a version such as 1.30", option=flag)
     if linkerd_version and parse_linkerd_version(linkerd_version) is None:
         raise UsageProblem(f"{linkerd_version!r} is not a Linkerd version such as 2.16 or edge-24.6.2", option="--linkerd-version")
+    if docs_url and not _web_address(docs_url):
+        raise UsageProblem(f"{docs_url!r} is not an http(s) address without a #fragment", option="--docs-url")
 
     def overridden(config: Config) -> None:
         """The command line's word over every config's, nested ones too."""
@@ -193,6 +202,7 @@ def check(
         config.fail_on = None
     config.report_unused_suppressions = report_unused_suppressions
     config.stdin_filename = stdin_filename or config.stdin_filename
+    config.docs_url = docs_url or config.docs_url
     config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
     configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
 
@@ -250,7 +260,8 @@ def check(
         report = lint()
     report.unsafe_fixes = unsafe_fixes
 
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs] + report.notes + fixing
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[_skipped_on_stdout(reports, quiet):]]
+    notes += report.notes + fixing
     if write_baseline:
         entries = baseline.write(write_baseline, report.findings, report.root)
         notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
@@ -263,11 +274,20 @@ def check(
     if not quiet:
         for note in notes:
             echo(f"meshlint: {note}", err=True)
-    _write_reports(report, reports, color_choice="never" if no_color else color_choice, statistics=statistics, quiet=quiet)
+    _write_reports(report, reports, color_choice="never" if no_color else color_choice, statistics=statistics, quiet=quiet, docs_url=config.docs_url)
     failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> int:
+    """How many of the skipped inputs a text report on stdout names (stderr need not name them again)."""
+    if quiet or ("text", None) not in reports:
+        return 0
+    from meshlint.report.text import SKIPPED_LISTED
+
+    return SKIPPED_LISTED
 
 
 def _echo_all(pieces: Iterable[str]) -> None:
@@ -283,7 +303,9 @@ def _echo_all(pieces: Iterable[str]) -> None:
         stdout_closed()
 
 
-def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool) -> None:
+def _write_reports(
+    report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool, docs_url: str | None = None
+) -> None:
     """Files first, stdout last: a reader that goes away early (`| head`) costs no report file."""
     from meshlint.report import chunks
 
@@ -292,14 +314,14 @@ def _write_reports(report: Any, reports: list[tuple[str, str | None]], *, color_
             continue
         try:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.writelines(chunks(fmt, report, statistics=statistics, quiet=quiet))
+                handle.writelines(chunks(fmt, report, statistics=statistics, quiet=quiet, docs_url=docs_url))
         except OSError as err:
             fail(f"{path}: cannot write the report: {err.strerror or err}")
     for fmt, path in reports:
         if path is not None:
             continue
         color = fmt == "text" and use_color(color_choice, sys.stdout.isatty())
-        _echo_all(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet))
+        _echo_all(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet, docs_url=docs_url))
     if statistics and all(fmt != "text" for fmt, _ in reports):
         from meshlint.report.text import statistics as per_rule
 

@@ -101,22 +101,27 @@ def check(ctx: click.Context, /, **values: Any) -> None:
 
 
 @main.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", help="text: one line a rule; markdown: the full rules page (docs/rules.md).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              help="text: one line a rule; markdown: the full rules page (docs/rules.md); json: every rule as data.")
 @guarded
 def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity, summary."""
     from meshlint.registry import load_rules
 
     rules = load_rules()
-    if fmt == "markdown":
-        from meshlint.ruledocs import markdown
+    if fmt in ("markdown", "json"):
+        from meshlint.ruledocs import catalogue, markdown
 
-        click.echo(markdown(rules), nl=False)
+        click.echo((markdown if fmt == "markdown" else catalogue)(rules), nl=False)
         return
     width = max(len(r.name) for r in rules)
     for r in rules:
         opt_in = "" if r.default_enabled else " (off by default: select it to run it)"
         click.echo(f"{r.code:<6} {r.name:<{width}}  {r.severity!s:<7}  {r.summary}{opt_in}")
+
+
+# Below this a wrapped line holds a word or two: wrap there and let the terminal fold the rest.
+_NARROWEST = 40
 
 
 @main.command()
@@ -125,13 +130,19 @@ def rules_command(fmt: str) -> None:
 @click.option("--no-color", is_flag=True, help="Same as --color never.")
 @guarded
 def explain(rule: str, color_choice: str, no_color: bool) -> None:
-    """Explain a rule (by code or name): why, a bad and a good example, how to fix."""
+    """Explain a rule (by code or name): why, a bad and a good example, how to fix.
+
+    Prose is wrapped to the terminal's width ($COLUMNS when set; 80 when the
+    output is no terminal); examples are printed as they are written."""
+    import shutil
+
     from meshlint.registry import load_rules
     from meshlint.ruledocs import explain as explain_text
 
     color = use_color("never" if no_color else color_choice, sys.stdout.isatty())
+    width = max(_NARROWEST, shutil.get_terminal_size((80, 24)).columns)
     for r in load_rules():
         if rule.upper() in (r.code, r.name.upper()):
-            click.echo(explain_text(r, color=color), nl=False, color=color)
+            click.echo(explain_text(r, color=color, width=width), nl=False, color=color)
             return
     fail(f"unknown rule {rule!r}; `meshlint rules` lists them")

@@ -50,6 +50,7 @@ class Config:
     fail_on_skipped: bool
     stdin_filename: str | None
     report_unused_suppressions: bool
+    docs_url: str | None  # where the rules page (docs/rules.md) is published: SARIF links each rule's section
 
     def __init__(
         self,
@@ -76,6 +77,7 @@ class Config:
         fail_on_skipped: bool = False,
         stdin_filename: str | None = None,
         report_unused_suppressions: bool = False,
+        docs_url: str | None = None,
     ) -> None:
         self.path = path
         self.base = base
@@ -100,6 +102,7 @@ class Config:
         self.fail_on_skipped = fail_on_skipped
         self.stdin_filename = stdin_filename
         self.report_unused_suppressions = report_unused_suppressions
+        self.docs_url = docs_url
 
 
 def find_config(start: str = ".") -> str | None:
@@ -262,6 +265,7 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
     config.root_namespace = mesh.get("root-namespace", "istio-system")
     config.fail_on_skipped = bool(raw.get("fail-on-skipped", False))
+    config.docs_url = raw.get("docs-url")
     config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}
     return config
 

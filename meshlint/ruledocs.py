@@ -1,5 +1,6 @@
 """Rule documentation for people: the rules page (`meshlint rules --format markdown`, committed as
-docs/rules.md) and `meshlint explain`, both made from the rule docstrings and nothing else."""
+docs/rules.md), `meshlint explain` and the help each SARIF rule carries, all made from the rule
+docstrings and nothing else."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from meshlint import HOMEPAGE
 from meshlint.rule import Rule
 
-RULES_PAGE = f"{HOMEPAGE}/blob/main/docs/rules.md"
 _BOLD, _CYAN, _DIM, _GREEN, _RESET = "\033[1m", "\033[36m", "\033[2m", "\033[32m", "\033[0m"
 
 
@@ -24,8 +23,35 @@ def anchor(rule: Rule) -> str:
     return f"{rule.code.lower()}-{rule.name}"
 
 
-def url(rule: Rule) -> str:
-    return f"{RULES_PAGE}#{anchor(rule)}"
+def url(rule: Rule, rules_page: str) -> str:
+    """The rule's section of the rules page published at `rules_page` (the `docs-url` setting)."""
+    return f"{rules_page}#{anchor(rule)}"
+
+
+# The rule families the README's table names, by code prefix; a plugin's rule may belong to none.
+FAMILIES = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security", "ML5": "linkerd", "ML6": "sidecar-scoping"}
+
+
+def family(rule: Rule) -> str | None:
+    return FAMILIES.get(rule.code[:3])
+
+
+def catalogue(rules: Sequence[Rule]) -> str:
+    """`meshlint rules --format json`: every rule as data, in code order (the README documents it)."""
+    entries = [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "family": family(rule),
+            "default_severity": str(rule.severity),
+            "enabled_by_default": rule.default_enabled,
+            "fixable": bool(rule.fix),
+            "fix_safety": rule.fix or None,
+            "summary": rule.summary,
+        }
+        for rule in rules
+    ]
+    return json.dumps({"version": 1, "rules": entries}, indent=2, ensure_ascii=False) + "\n"
 
 
 # Whether `meshlint check --fix` can settle a rule's findings, as `explain` and the rules page say it.
@@ -42,10 +68,16 @@ def fix_line(rule: Rule) -> str:
     return f"Fix: {FIX_TEXT[rule.fix]}."
 
 
-def explain(rule: Rule, color: bool = False) -> str:
+def explain(rule: Rule, color: bool = False, width: int | None = None) -> str:
+    """What `meshlint explain` prints: the prose wrapped at WIDTH columns, or as the docstring has it."""
     opt_in = "" if rule.default_enabled else ", off by default"
     head = f"{rule.code} {rule.name} (default severity: {rule.severity}{opt_in})"
-    text = f"{head}\n{fix_line(rule)}\n\n{body(rule)}\n"
+    text = f"{fix_line(rule)}\n\n{body(rule)}\n"
+    if width is not None:
+        from meshlint.reflow import reflow
+
+        text = reflow(text, width)
+    text = f"{head}\n{text}"
     return _colorize(text, head) if color else text
 
 
@@ -79,14 +111,25 @@ def markdown(rules: Sequence[Rule]) -> str:
         severity = f"{rule.severity}" if rule.default_enabled else f"{rule.severity}, off by default"
         out.append(f"| [{rule.code}](#{anchor(rule)}) | {rule.name} | {severity} | {rule.fix} | {_cell(rule.summary)} |")
     for rule in rules:
-        lines = body(rule).splitlines()
-        opt_in = "" if rule.default_enabled else f" Off by default: it runs only when `select` or `extend-select` names it (`{rule.code}`, `{rule.name}`, a prefix of its code, or `ALL`)."
-        out += ["", f"## {rule.code} {rule.name}", "", f"Default severity: **{rule.severity}**.{opt_in} {fix_line(rule)}", ""]
-        out += [lines[0], *_demote(lines[1:])]
-        for key, spec in sorted(rule.options.items()):
-            default = json.dumps(spec.get("default"))
-            out += ["", f"Option `{key}` (default `{default}`, set under `rules: {{{rule.code}: {{{key}: ...}}}}` in .meshlint.yaml): {spec.get('description', '')}"]
+        out += ["", f"## {rule.code} {rule.name}", "", *_section(rule, demote=True)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def help_markdown(rule: Rule) -> str:
+    """The rule's section of the rules page, without its heading: SARIF's `help.markdown`, which code
+    scanning shows beside an alert."""
+    return "\n".join(_section(rule, demote=False)).rstrip() + "\n"
+
+
+def _section(rule: Rule, *, demote: bool) -> list[str]:
+    lines = body(rule).splitlines()
+    opt_in = "" if rule.default_enabled else f" Off by default: it runs only when `select` or `extend-select` names it (`{rule.code}`, `{rule.name}`, a prefix of its code, or `ALL`)."
+    out = [f"Default severity: **{rule.severity}**.{opt_in} {fix_line(rule)}", ""]
+    out += [lines[0], *(_demote(lines[1:]) if demote else lines[1:])]
+    for key, spec in sorted(rule.options.items()):
+        default = json.dumps(spec.get("default"))
+        out += ["", f"Option `{key}` (default `{default}`, set under `rules: {{{rule.code}: {{{key}: ...}}}}` in .meshlint.yaml): {spec.get('description', '')}"]
+    return out
 
 
 def _demote(lines: list[str]) -> list[str]:

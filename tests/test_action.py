@@ -97,6 +97,20 @@ def test_fail_on_comes_from_the_config_unless_given(workspace):
     assert output == "exit-code=1\n"
 
 
+def test_the_docs_url_input_links_each_sarif_rule_to_its_section(workspace):
+    page = "https://github.com/acme/meshlint/blob/v1/docs/rules.md"
+    output = workspace / "github_output"
+    env = {"MESHLINT_PATHS": "manifests", "MESHLINT_FAIL_ON": "", "MESHLINT_ARGS": "", "MESHLINT_SARIF": "out.sarif", "GITHUB_OUTPUT": str(output)}
+    assert run_step("Run meshlint", dict(env, MESHLINT_DOCS_URL=page), workspace).returncode == 0
+    driver = json.loads((workspace / "out.sarif").read_text())["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == page
+    assert {r["id"]: r["helpUri"] for r in driver["rules"]}["ML101"] == f"{page}#ml101-startup-race"
+    assert ACTION["inputs"]["docs-url"]["default"] == ""
+    assert STEPS["Run meshlint"]["env"]["MESHLINT_DOCS_URL"] == "${{ inputs.docs-url }}"
+    run_step("Run meshlint", dict(env, MESHLINT_DOCS_URL=""), workspace)  # empty: no link, the help is in the report
+    assert "informationUri" not in json.loads((workspace / "out.sarif").read_text())["runs"][0]["tool"]["driver"]
+
+
 def test_sarif_into_a_new_directory_and_paths_are_never_globbed(workspace):
     (workspace / "*.yaml").write_text(RACE)  # a file literally named `*.yaml`
     checked, output = lint_step(workspace, "*.yaml", "warning", sarif="reports/meshlint.sarif")

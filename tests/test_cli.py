@@ -100,6 +100,13 @@ def test_quiet_prints_only_the_findings(project):
     assert invoke("check", "clean.yaml", "-q").output == ""
 
 
+def test_quiet_keeps_the_statistics_when_asked_for(project):
+    result = invoke("check", "race.yaml", "-q", "--statistics")
+    findings = invoke("check", "race.yaml", "-q").output
+    assert result.output == findings + "findings per rule:\n  1  ML101  startup-race  (1 warning)\n"
+    assert invoke("check", "clean.yaml", "-q", "--statistics").output == ""
+
+
 def test_clean_exit_0(project):
     result = invoke("check", "clean.yaml")
     assert (result.exit_code, result.output.splitlines()[-1]) == (0, "1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed")
@@ -222,7 +229,7 @@ def test_pyproject_section(project):
         ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info, never"),
         ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
         ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
-        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
+        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
         ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
     ],
@@ -287,6 +294,29 @@ def test_rules_and_explain():
     assert explained.startswith("ML101 startup-race (default severity: warning)\n")
     assert "## Use instead" in explained
     assert invoke("explain", "ML999").exit_code == 2
+
+
+def test_rules_as_json():
+    result = invoke("rules", "--format", "json")
+    assert result.exit_code == 0
+    listing = json.loads(result.stdout)
+    assert listing["version"] == 1
+    by_code = {r["code"]: r for r in listing["rules"]}
+    assert [r["code"] for r in listing["rules"]] == [line.split()[0] for line in invoke("rules").output.splitlines()]
+    assert by_code["ML301"] == {
+        "code": "ML301",
+        "name": "drain-exceeds-grace",
+        "family": "shutdown",
+        "default_severity": "error",
+        "enabled_by_default": True,
+        "fixable": True,
+        "fix_safety": "unsafe",
+        "summary": "A classic Istio sidecar whose drain does not fit in the pod's termination grace period.",
+    }
+    assert by_code["ML601"]["enabled_by_default"] is False
+    assert (by_code["ML001"]["fixable"], by_code["ML001"]["fix_safety"]) == (False, None)
+    families = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security", "ML5": "linkerd", "ML6": "sidecar-scoping"}
+    assert all(r["family"] == families[r["code"][:3]] for r in listing["rules"])
 
 
 def test_internal_error_is_one_line_without_traceback(project, monkeypatch):
@@ -383,6 +413,22 @@ def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):
     assert invoke("check", "clean.yaml", "chart", "tsconfig.json", "--fail-on-skipped").exit_code == 1
     summary = json.loads(invoke("check", "chart", "--format", "json").stdout)["summary"]
     assert summary["skipped_inputs"] == [{"path": "chart/templates/svc.yaml", "reason": "a template of the Helm chart in chart; render it first: helm template chart | meshlint check -"}]
+
+
+def test_a_skipped_input_the_text_report_names_is_not_named_again_on_stderr(project):
+    (project / "chart" / "templates").mkdir(parents=True)
+    (project / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    for n in range(12):
+        (project / "chart" / "templates" / f"svc{n:02}.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n")
+    reason = "a template of the Helm chart in chart; render it first: helm template chart | meshlint check -"
+    result = invoke("check", "chart")
+    assert result.stdout.splitlines()[:11] == [f"not checked: chart/templates/svc{n:02}.yaml: {reason}" for n in range(10)] + [
+        "not checked: 2 more inputs (each is named on stderr)"
+    ]
+    assert result.stderr.splitlines() == [f"meshlint: chart/templates/svc{n:02}.yaml: skipped: {reason}" for n in (10, 11)]
+    everyone = [f"meshlint: chart/templates/svc{n:02}.yaml: skipped: {reason}" for n in range(12)]
+    assert invoke("check", "chart", "--format", "json").stderr.splitlines() == everyone  # no report names them
+    assert invoke("check", "chart", "--output", "report.txt").stderr.splitlines() == everyone  # not on the screen
 
 
 def test_stdin_filename_names_stdin_in_every_report(project):

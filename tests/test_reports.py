@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from helpers import ROOT
 from meshlint.cli import main
-from meshlint.ruledocs import RULES_PAGE
 
 SCHEMAS = ROOT / "tests" / "schemas"
 HELM = "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n{{ include \"labels\" . | indent 4 }}\n"
@@ -36,17 +35,26 @@ def invoke(*args):
     return CliRunner().invoke(main, list(args))
 
 
-def test_sarif_is_valid_with_uri_base_help_uri_tags_security_severity_related_locations_and_notifications(repo):
+def rules_page_sections():
+    """Each rule's section of the committed rules page, without its heading and with its own headings
+    as the rule docs write them (`##`)."""
+    text = (ROOT / "docs" / "rules.md").read_text()
+    sections = re.split(r"^## (ML[0-9]+) \S+\n\n", text, flags=re.M)
+    return {code: re.sub(r"^### ", "## ", section, flags=re.M).rstrip() + "\n" for code, section in zip(sections[1::2], sections[2::2], strict=True)}
+
+
+def test_sarif_is_valid_with_uri_base_help_tags_security_severity_related_locations_and_notifications(repo):
     log = json.loads(invoke("check", "examples", "--format", "sarif").stdout)
     jsonschema.validate(log, json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text()))
     run = log["runs"][0]
     assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
 
-    headings = {line[3:] for line in (ROOT / "docs" / "rules.md").read_text().splitlines() if line.startswith("## ")}
-    anchors = {h.lower().replace(" ", "-") for h in headings}  # GitHub's heading anchors
+    assert "informationUri" not in run["tool"]["driver"]  # no public home configured: no link to one
+    sections = rules_page_sections()
     for rule in run["tool"]["driver"]["rules"]:
-        page, _, anchor = rule["helpUri"].partition("#")
-        assert page == RULES_PAGE and anchor == f"{rule['id'].lower()}-{rule['name']}" and anchor in anchors
+        assert "helpUri" not in rule
+        assert rule["help"]["markdown"] == sections[rule["id"]]  # the rule's section of the rules page
+        assert rule["help"]["text"].startswith(f"{rule['id']} {rule['name']} (default severity: ")
         tags = rule["properties"]["tags"]
         if rule["id"].startswith("ML4"):
             assert "security" in tags and 0 < float(rule["properties"]["security-severity"]) <= 10
@@ -76,6 +84,32 @@ def test_sarif_is_valid_with_uri_base_help_uri_tags_security_severity_related_lo
             ],
         }
     ]
+
+
+@pytest.mark.parametrize("where", ["config", "command line", "both"])
+def test_sarif_links_each_rule_to_the_rules_page_where_docs_url_says_it_is_published(repo, where):
+    page = "https://docs.example.com/meshlint/rules.html"
+    args = ["--docs-url", page] if where != "config" else []
+    if where != "command line":
+        (repo / ".meshlint.yaml").write_text(f"docs-url: {'https://stale.example.com/rules.md' if args else page}\n")
+    log = json.loads(invoke("check", "examples", "--format", "sarif", *args).stdout)
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text()))
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == page
+    headings = {line[3:] for line in (ROOT / "docs" / "rules.md").read_text().splitlines() if line.startswith("## ")}
+    anchors = {h.lower().replace(" ", "-") for h in headings}  # the page's heading anchors, as GitHub names them
+    for rule in driver["rules"]:
+        assert rule["helpUri"] == f"{page}#{rule['id'].lower()}-{rule['name']}"
+        assert rule["helpUri"].partition("#")[2] in anchors
+
+
+@pytest.mark.parametrize("address", ["docs.example.com/rules.md", "https://docs.example.com/rules.md#top", "ftp://example.com/x"])
+def test_a_docs_url_that_is_no_web_page_address_is_exit_2(repo, address):
+    result = invoke("check", "examples", "--format", "sarif", "--docs-url", address)
+    assert result.exit_code == 2 and "--docs-url" in result.stderr
+    (repo / ".meshlint.yaml").write_text(f"docs-url: '{address}'\n")
+    result = invoke("check", "examples", "--format", "sarif")
+    assert result.exit_code == 2 and result.stderr.startswith("meshlint: error: .meshlint.yaml: docs-url: ")
 
 
 def test_gitlab_report_has_code_quality_fields(repo):
@@ -129,6 +163,28 @@ def test_a_clean_junit_run_is_not_an_empty_suite_and_never_fails_with_fail_on_ne
     assert (result.exit_code, cases(tree)) == (0, [("clean.yaml", "no findings", [])])
     result, tree = junit("examples", "--fail-on", "never")
     assert result.exit_code == 0 and tree.find("testsuite").get("failures") == "0"
+
+
+def test_every_ci_format_names_files_relative_to_the_repository_root_from_a_subfolder(repo, monkeypatch):
+    (repo / ".git").mkdir()  # the root: what `git init` makes
+    monkeypatch.chdir(repo / "examples")
+    expected = {
+        "examples/apps/checkout.yaml",
+        "examples/apps/orders-api.yaml",
+        "examples/jobs/nightly-report.yaml",
+        "examples/platform/istio-operator.yaml",
+    }
+    github = invoke("check", ".", "--format", "github").stdout
+    assert {re.search(r" file=([^,]+),", line).group(1) for line in github.splitlines()} == expected
+    assert github.splitlines()[0].startswith("::error file=examples/apps/checkout.yaml,line=21,col=38,title=ML301 drain-exceeds-grace::")
+    _, tree = junit(".", "--fail-on", "error")
+    assert {c.get("classname") for c in tree.iter("testcase")} == expected | {"examples/chart.yaml", "examples/platform/namespaces.yaml"}
+    checkout = next(c for c in tree.iter("testcase") if c.get("classname") == "examples/apps/checkout.yaml")
+    assert checkout.find("failure").text.startswith("examples/apps/checkout.yaml:21:38: error ML301: ")
+    sarif = json.loads(invoke("check", ".", "--format", "sarif").stdout)["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif} == expected
+    gitlab = json.loads(invoke("check", ".", "--format", "gitlab").stdout)
+    assert {i["location"]["path"] for i in gitlab} == expected
 
 
 def test_junit_properties_carry_the_baseline(repo):

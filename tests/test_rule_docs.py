@@ -102,3 +102,74 @@ def test_explain_is_coloured_only_when_asked():
     assert "\033[1m\033[36mWhy is this bad?\033[0m" in coloured
     assert "\033[32m          terminationDrainDuration: 45s  # expect: ML301:error\033[0m" in coloured
     assert "\033[" not in coloured.replace("\033[1m", "").replace("\033[36m", "").replace("\033[32m", "").replace("\033[2m", "").replace("\033[0m", "")
+
+
+def _fenced_and_prose(text):
+    """The fenced lines, and the other lines, of a markdown text."""
+    fenced, prose, inside = [], [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+            fenced.append(line)
+        else:
+            (fenced if inside else prose).append(line)
+    return fenced, prose
+
+
+@pytest.mark.parametrize("width", [40, 72, 100])
+def test_explain_wraps_prose_at_the_width_and_keeps_examples_and_every_word(width):
+    from meshlint.ruledocs import explain
+
+    for rule in RULES:
+        written, wrapped = explain(rule), explain(rule, width=width)
+        (fenced_before, prose_before), (fenced_after, prose_after) = _fenced_and_prose(written), _fenced_and_prose(wrapped)
+        assert fenced_after == fenced_before, rule.code  # examples line for line
+        assert " ".join(prose_after).split() == " ".join(prose_before).split(), rule.code  # every word, in order
+        head = prose_after[0]  # the title line stays one line
+        for line in prose_after[1:]:
+            # Longer only where nothing can break: one word, or a code span kept whole.
+            words = re.sub(r"`[^`]*`", "x", re.sub(r"^\s*([-*+]|[0-9]+[.)])\s+", "", line)).split()
+            unbreakable = len(words) == 1
+            assert len(line) <= width or unbreakable, f"{rule.code}: {line!r}"
+        assert head == written.splitlines()[0]
+
+
+def test_reflow_keeps_code_blocks_tables_headings_and_code_spans_whole():
+    from meshlint.reflow import reflow
+
+    text = (
+        "A paragraph of prose written at some width, with `a code span` in it,\nthen a second line.\n"
+        "\n"
+        "- a list item that is long enough to wrap\n  with its continuation\n- https://example.com/a/very/long/address/that/cannot/break\n"
+        "\n"
+        "| a | b that is a long cell |\n|---|---|\n"
+        "## A heading longer than the width at all\n"
+        "```yaml\nkey: a value longer than the width, never wrapped\n```\n"
+    )
+    assert reflow(text, 28) == (
+        "A paragraph of prose written\nat some width, with\n`a code span` in it, then a\nsecond line.\n"
+        "\n"
+        "- a list item that is long\n  enough to wrap with its\n  continuation\n- https://example.com/a/very/long/address/that/cannot/break\n"
+        "\n"
+        "| a | b that is a long cell |\n|---|---|\n"
+        "## A heading longer than the width at all\n"
+        "```yaml\nkey: a value longer than the width, never wrapped\n```\n"
+    )
+
+
+def test_explain_wraps_to_columns_and_to_80_when_the_output_is_no_terminal(monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from meshlint.cli import main
+    from meshlint.ruledocs import explain
+
+    rule = next(r for r in RULES if r.code == "ML301")
+    monkeypatch.setenv("COLUMNS", "60")
+    assert CliRunner().invoke(main, ["explain", "ML301", "--no-color"]).output == explain(rule, width=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
+    piped = subprocess.run([sys.executable, "-m", "meshlint", "explain", "ML301"], capture_output=True, text=True, env=env, check=True)
+    assert piped.stdout == explain(rule, width=80)

@@ -47,14 +47,21 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def chunks(fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> Iterator[str]:
+def chunks(
+    fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False, docs_url: str | None = None
+) -> Iterator[str]:
+    """The report in FMT; `docs_url` is where the rules page is published (SARIF links it), if anywhere."""
     module = importlib.import_module(f"meshlint.report.{fmt}")
     if fmt == "text":
         return cast("Iterator[str]", module.chunks(report, color=color, with_statistics=statistics, quiet=quiet))
+    if fmt == "sarif":
+        return cast("Iterator[str]", module.chunks(report, docs_url=docs_url))
     if hasattr(module, "chunks"):
         return cast("Iterator[str]", module.chunks(report))
     return iter([cast(str, module.render(report, color=color))])
 
 
-def render(fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False) -> str:
-    return "".join(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet))
+def render(
+    fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False, docs_url: str | None = None
+) -> str:
+    return "".join(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet, docs_url=docs_url))

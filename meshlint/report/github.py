@@ -1,9 +1,12 @@
-"""GitHub Actions workflow commands: one annotation per finding."""
+"""GitHub Actions workflow commands: one annotation per finding. GitHub places an annotation by its path
+in the repository, so `file=` is relative to the repository root (as SARIF and GitLab name files),
+whichever folder the run started in."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from meshlint.fingerprint import repo_path
 from meshlint.report import visible
 
 if TYPE_CHECKING:
@@ -23,6 +26,6 @@ def _escape_property(text: str) -> str:
 def render(report: Report, *, color: bool = False) -> str:
     lines = []
     for f in report.findings:
-        props = f"file={_escape_property(f.path)},line={f.line},col={f.column},title={_escape_property(f'{f.code} {f.name}')}"
+        props = f"file={_escape_property(repo_path(f.path, report.root))},line={f.line},col={f.column},title={_escape_property(f'{f.code} {f.name}')}"
         lines.append(f"::{_LEVEL[str(f.severity)]} {props}::{_escape_data(f.message + chr(10) + 'help: ' + f.help)}")
     return "".join(line + "\n" for line in lines)

@@ -2,7 +2,8 @@
 has one test case per resource and rule that fired, a failure when one of its findings is at or above
 `--fail-on` and a passing case with the findings as output otherwise; a clean file is one passing
 case, so a clean run is not an empty suite; a skipped file is a skipped case. Only the attributes of
-the Jenkins JUnit schema are written (tests/schemas/junit-10.xsd)."""
+the Jenkins JUnit schema are written (tests/schemas/junit-10.xsd). Files are named relative to the
+repository root, as in the other CI reports, whichever folder the run started in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape as _escape
 from xml.sax.saxutils import quoteattr as _quoteattr
 
+from meshlint.fingerprint import repo_path
 from meshlint.report import visible
 
 if TYPE_CHECKING:
@@ -37,20 +39,23 @@ def quoteattr(text: str) -> str:
 
 
 def render(report: Report, *, color: bool = False) -> str:
+    root = report.root
     groups: dict[str, OrderedDict[tuple[str, str, str], list[Finding]]] = {}
     for f in report.findings:
-        subject = str(f.resource) if f.resource else f.path
-        groups.setdefault(f.path, OrderedDict()).setdefault((subject, f.code, f.name), []).append(f)
-    skipped = {s.path: s.reason for s in report.summary.skipped_inputs}
+        path = repo_path(f.path, root)
+        subject = str(f.resource) if f.resource else path
+        groups.setdefault(path, OrderedDict()).setdefault((subject, f.code, f.name), []).append(f)
+    skipped = {repo_path(s.path, root): s.reason for s in report.summary.skipped_inputs}
+    files = {repo_path(p, root) for p in report.files}
     cases, failures = [], 0
-    for path in sorted(set(report.files) | set(groups)):  # in path order, as findings are
+    for path in sorted(files | set(groups)):  # in path order, as findings are
         classname = quoteattr(path)
         if path in skipped:
             cases.append(f'    <testcase classname={classname} name="skipped">\n      <skipped message={quoteattr(skipped[path])}/>\n    </testcase>')
         elif path not in groups:
             cases.append(f'    <testcase classname={classname} name="no findings"/>')
         for (subject, code, name), group in groups.get(path, {}).items():
-            body = escape("\n".join(f"{f.path}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group))
+            body = escape("\n".join(f"{path}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group))
             failing = report.fail_on is not None and any(f.severity >= report.fail_on for f in group)
             failures += failing
             if failing:

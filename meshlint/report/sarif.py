@@ -2,8 +2,9 @@
 
 Paths are relative to `%SRCROOT%`, the repository root (meshlint.fingerprint), which
 `originalUriBaseIds` names; fingerprints come from meshlint.fingerprint, so alerts survive lines
-added above them and any spelling of the paths. Each rule links its section of docs/rules.md and
-carries tags; ML4xx rules are security rules with a `security-severity`. A finding's cited origins (a
+added above them and any spelling of the paths. Each rule carries its documentation (`help`, the
+text and the markdown of its section of the rules page) and tags, and links that section only where
+the page is published (`docs-url`, `--docs-url`): a link to a page that does not exist helps nobody; ML4xx rules are security rules with a `security-severity`. A finding's cited origins (a
 mesh-wide drain, a Service) are its related locations; skipped inputs are tool notifications.
 """
 
@@ -15,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from meshlint import HOMEPAGE, __version__
+from meshlint import __version__
 from meshlint.fingerprint import repo_path
 from meshlint.report.indented import dumps
-from meshlint.ruledocs import url
+from meshlint.ruledocs import explain, family, help_markdown, url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,7 +35,6 @@ SRCROOT = "%SRCROOT%"
 # is a tenth of quote's cost.
 _PLAIN_URI = re.compile(r"[A-Za-z0-9_.~/-]*")
 FINGERPRINT = "meshlintFinding/v2"  # v1 hashed the message; v2 is meshlint.fingerprint (SCHEME meshlint/v2)
-_FAMILY = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", "ML4": "security"}
 
 # GitHub ranks security alerts by `security-severity` (CVSS-like, 0-10: 9+ critical, 7+ high, 4+ medium,
 # else low). Interception off (ML403) removes mTLS and AuthorizationPolicy from all of a pod's traffic:
@@ -45,27 +45,30 @@ _FAMILY = {"ML0": "config", "ML1": "startup", "ML2": "jobs", "ML3": "shutdown", 
 SECURITY_SEVERITY = {"ML401": "7.5", "ML402": "5.5", "ML403": "8.0", "ML404": "3.0"}
 
 
-def rule_descriptor(rule: Rule) -> dict[str, Any]:
-    family = _FAMILY.get(rule.code[:3])
-    security = rule.code in SECURITY_SEVERITY or family == "security"
-    tags = ["kubernetes", "istio", "security" if security else "reliability"] + ([family] if family and family != "security" else [])
+def rule_descriptor(rule: Rule, docs_url: str | None = None) -> dict[str, Any]:
+    """The rule as SARIF describes one; `docs_url`: where the rules page is published, if anywhere."""
+    group = family(rule)
+    security = rule.code in SECURITY_SEVERITY or group == "security"
+    tags = ["kubernetes", "istio", "security" if security else "reliability"] + ([group] if group and group != "security" else [])
     properties: dict[str, Any] = {"tags": tags}
     if security:
         properties["security-severity"] = SECURITY_SEVERITY.get(rule.code, "5.0")
-    return {
+    descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.section("Why is this bad?") or rule.summary},
-        "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
-        "helpUri": url(rule),
-        "defaultConfiguration": {"level": _LEVEL[str(rule.severity)]},
-        "properties": properties,
+        "help": {"text": explain(rule), "markdown": help_markdown(rule)},
     }
+    if docs_url:
+        descriptor["helpUri"] = url(rule, docs_url)
+    descriptor["defaultConfiguration"] = {"level": _LEVEL[str(rule.severity)]}
+    descriptor["properties"] = properties
+    return descriptor
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    return "".join(chunks(report))
+def render(report: Report, *, color: bool = False, docs_url: str | None = None) -> str:
+    return "".join(chunks(report, docs_url=docs_url))
 
 
 # Where the results go in the log laid out without them: they are laid out one at a time, so a big
@@ -73,16 +76,14 @@ def render(report: Report, *, color: bool = False) -> str:
 _RESULTS = "\x00results\x00"
 
 
-def chunks(report: Report) -> Iterator[str]:
+def chunks(report: Report, *, docs_url: str | None = None) -> Iterator[str]:
     """The log, laid out as json.dumps(log, indent=2) would lay it out, one result at a time."""
     root = report.root
     index = {rule.code: i for i, rule in enumerate(report.rules)}
-    driver = {
-        "name": "meshlint",
-        "version": __version__,
-        "informationUri": HOMEPAGE,
-        "rules": [rule_descriptor(rule) for rule in report.rules],
-    }
+    driver: dict[str, Any] = {"name": "meshlint", "version": __version__}
+    if docs_url:
+        driver["informationUri"] = docs_url
+    driver["rules"] = [rule_descriptor(rule, docs_url) for rule in report.rules]
     notifications: list[dict[str, Any]] = [
         {"level": "warning", "message": {"text": f"skipped: {s.reason}"}, "locations": [{"physicalLocation": {"artifactLocation": _artifact(s.path, root)}}]}
         for s in report.summary.skipped_inputs

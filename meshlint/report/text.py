@@ -100,10 +100,10 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         out.append(f"  {_DIM}help:{_RESET} {help_text}" if color else f"  help: {help_text}")
         out.append("")
         yield "\n".join(out) + "\n"
+    if with_statistics and report.findings:  # asked for by name: --quiet leaves out only what was not
+        yield "\n".join(statistics(report.findings)) + ("\n" if quiet else "\n\n")
     if quiet:
         return
-    if with_statistics and report.findings:
-        yield "\n".join(statistics(report.findings)) + "\n\n"
     skipped = skipped_lines(report.summary)
     if skipped:
         yield "\n".join(visible(line, one_line=True) for line in skipped) + "\n\n"
@@ -113,7 +113,12 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
     yield visible(summary_line(report.summary), one_line=True) + "\n"
 
 
-def skipped_lines(summary: Summary, most: int = 10) -> list[str]:
+# How many skipped inputs the report names; stderr names the rest (and only those, when this report is
+# on stdout: the reader would otherwise see each of the first ones twice).
+SKIPPED_LISTED = 10
+
+
+def skipped_lines(summary: Summary, most: int = SKIPPED_LISTED) -> list[str]:
     """The inputs passed over whole, and why: nothing was checked in them."""
     lines = [f"not checked: {item.path}: {item.reason}" for item in summary.skipped_inputs[:most]]
     rest = len(summary.skipped_inputs) - most
