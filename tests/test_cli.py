@@ -9,7 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from helpers import ROOT
+from helpers import RACE, ROOT
 from meshlint.cli import main
 from meshlint.findings import ResourceId
 from meshlint.fingerprint import fingerprint
@@ -17,19 +17,6 @@ from meshlint.fingerprint import fingerprint
 # Vendored from the OASIS SARIF 2.1.0 standard, so SARIF output is validated on every run.
 SARIF_SCHEMA = ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json"
 
-RACE = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web, sidecar.istio.io/inject: "true"}
-    spec:
-      containers:
-        - name: web
-          image: web:1
-"""
 CLEAN = """apiVersion: v1
 kind: Service
 metadata:

@@ -6,21 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from helpers import RACE
 from meshlint.cli import main
-
-RACE = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web, sidecar.istio.io/inject: "true"}
-    spec:
-      containers:
-        - name: web
-          image: web:1
-"""
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 from packaging.version import Version
 
+from helpers import RACE
 from meshlint.cli import main
 from meshlint.mesh.options import parse_linkerd_version, parse_version
 
@@ -25,19 +26,6 @@ spec:
       containers:
         - name: app
           image: app:1
-"""
-RACE = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web, sidecar.istio.io/inject: "true"}
-    spec:
-      containers:
-        - name: web
-          image: web:1
 """
 KUBERNETES = [("v1.28.9+k3s1", "1.28.9"), ("1.28.9-gke.1093000", "1.28.9"), ("v1.28.2-eks-1552ad0", "1.28.2"), ("1.28", "1.28"), ("v1.28.0", "1.28.0")]
 ISTIO = [("1.22.3", "1.22.3"), ("v1.22.3", "1.22.3"), ("1.22-dev", "1.22"), ("1.22.0-rc.1", "1.22.0"), ("1.22.3-distroless", "1.22.3")]

@@ -327,12 +327,13 @@ class _Context:
         met = self.governing.all()
         for governed in met[self._configs_done :]:
             for item, path in enumerate(governed.config.mesh_context):
-                self._context_file(path, governed.config.context_folders.get(path, governed.root), governed.config.at("mesh.context", item))
+                try:
+                    self._context_file(path, governed.config.context_folders.get(path, governed.root))
+                except ConfigError as err:  # a file that cannot be read: named with the setting naming it
+                    raise ConfigError(f"{governed.config.at('mesh.context', item)}: {err}") from err
         self._configs_done = len(met)
 
-    def _context_file(self, path: str, folder: str, named_by: str | None = None) -> None:
-        """Read one context file into the mesh; `named_by` is the config setting that names it, for an
-        error (none for --mesh-config, which click has checked)."""
+    def _context_file(self, path: str, folder: str) -> None:
         real = inputs.real(path)
         if (real, folder) in self._placed:
             return
@@ -345,8 +346,7 @@ class _Context:
         try:
             data = inputs.read(path)
         except OSError as err:
-            named = f"{named_by}: " if named_by else ""
-            raise ConfigError(f"{named}{display}: cannot read mesh context file: {err.strerror or err}") from err
+            raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
         self.facts.update(f"context file\0{display}\0{folder}\0".encode())
         self.facts.update(data)
         loaded = load_file(path, display, data, input_file=False)  # messages name it as the user would
