@@ -166,14 +166,13 @@ def check(
     in command-line order. Exits with the run's exit code."""
     from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
     from meshlint.engine.run import run
-    from meshlint.mesh.options import parse_linkerd_version, parse_version
+    from meshlint.mesh.options import version_problem
     from meshlint.registry import load_rules
 
-    for flag, value in (("--kubernetes-version", kubernetes_version), ("--istio-version", istio_version)):
-        if value and parse_version(value) is None:
-            raise UsageProblem(f"{value!r} is not a version such as 1.30", option=flag)
-    if linkerd_version and parse_linkerd_version(linkerd_version) is None:
-        raise UsageProblem(f"{linkerd_version!r} is not a Linkerd version such as 2.16 or edge-24.6.2", option="--linkerd-version")
+    for setting, value in (("kubernetes-version", kubernetes_version), ("istio-version", istio_version), ("linkerd-version", linkerd_version)):
+        problem = version_problem(setting, value) if value else None
+        if problem:
+            raise UsageProblem(problem, option=f"--{setting}")
     if docs_url and not _web_address(docs_url):
         raise UsageProblem(f"{docs_url!r} is not an http(s) address without a #fragment", option="--docs-url")
 
@@ -223,7 +222,7 @@ def check(
         from meshlint.engine import baseline  # only runs with a baseline load it
 
         if baseline_file and not write_baseline:
-            entries = baseline.read(baseline_file)
+            entries = _read_baseline(baseline, baseline_file, None if baseline_path else config)
     changed = None
     if diff_base:
         from meshlint.engine import changes
@@ -234,6 +233,7 @@ def check(
         raise UsageProblem("--diff prints the diff on stdout; it takes no --format or --output")
 
     rules = load_rules()
+    _check_selectors(rules, {"--select": select, "--ignore": ignore, "--extend-select": extend_select, "--extend-ignore": extend_ignore})
     _started()
     if no_cache or fix or show_diff:
         cache_dir = None  # --fix lints its own edits in memory, round by round: nothing to keep
@@ -288,6 +288,30 @@ def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> in
     from meshlint.report.text import SKIPPED_LISTED
 
     return SKIPPED_LISTED
+
+
+def _check_selectors(rules: list[Any], given: dict[str, tuple[str, ...]]) -> None:
+    """The command line's selectors, before the run, naming the option of an unknown one (the
+    config's are checked with the rules of each config, naming its file and key)."""
+    from meshlint.engine.selection import unknown_selector
+
+    for option, values in given.items():
+        for selector in _csv(values):
+            problem = unknown_selector(rules, selector)
+            if problem is not None:
+                fail(f"{option}: {problem}")
+
+
+def _read_baseline(baseline: Any, path: str, config: Config | None) -> Any:
+    """The baseline's entries; an unusable one named by the config that names it (`config`), if any."""
+    from meshlint.config import ConfigError
+
+    try:
+        return baseline.read(path)
+    except ConfigError as err:
+        if config is None:
+            raise
+        raise ConfigError(f"{config.at('baseline')}: {err}") from err
 
 
 def _echo_all(pieces: Iterable[str]) -> None:

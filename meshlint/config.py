@@ -12,11 +12,16 @@ from meshlint.findings import Severity
 from meshlint.schemas import fits, read_schema
 from meshlint.source import inputs
 from meshlint.source.inputs import CONFIG_NAMES
+from meshlint.wording import closest
 
 if TYPE_CHECKING:
     import jsonschema
 
+    from meshlint.source.document import Node
+
 _FOLDERS = "\0context-folders"  # not a setting: where each resolved mesh.context file was named
+_ORIGINS = "\0origins"  # not a setting: where each setting was written (see Config.origins)
+_MERGED = ("mesh", "rules", "severity")  # an extending file's tables merge key by key into the extended one's
 
 
 class ConfigError(Exception):
@@ -51,6 +56,9 @@ class Config:
     stdin_filename: str | None
     report_unused_suppressions: bool
     docs_url: str | None  # where the rules page (docs/rules.md) is published: SARIF links each rule's section
+    # Where each setting was written, by its dotted key (`mesh.context`, a list item as `mesh.context.0`):
+    # `file:line`, or the file alone where lines are not known (pyproject.toml), for errors to name.
+    origins: dict[str, str]
 
     def __init__(
         self,
@@ -78,6 +86,7 @@ class Config:
         stdin_filename: str | None = None,
         report_unused_suppressions: bool = False,
         docs_url: str | None = None,
+        origins: dict[str, str] | None = None,
     ) -> None:
         self.path = path
         self.base = base
@@ -103,6 +112,13 @@ class Config:
         self.stdin_filename = stdin_filename
         self.report_unused_suppressions = report_unused_suppressions
         self.docs_url = docs_url
+        self.origins = {} if origins is None else origins
+
+    def at(self, key: str, item: int | None = None) -> str:
+        """`file:line: key` for an error about the setting `key` (or one `item` of its list): where it
+        was written, else the config file, else `config` for the defaults."""
+        place = self.origins.get(f"{key}.{item}") if item is not None else None
+        return f"{place or self.origins.get(key) or self.path or 'config'}: {key}"
 
 
 def find_config(start: str = ".") -> str | None:
@@ -133,37 +149,67 @@ def _resolved(path: str, seen: tuple[str, ...]) -> dict[str, Any]:
     against the file that names them, so an extended file's `mesh.context` keeps pointing where it did."""
     real = os.path.realpath(path)
     if real in seen:
-        raise ConfigError(f"{path}: extends itself (through {' -> '.join(os.path.relpath(s) for s in (*seen, real))})")
-    raw = _read(path)
-    validate_config(raw, path)
+        raise ConfigError(f"{path}: extends: comes back to this file (through {' -> '.join(os.path.relpath(s) for s in (*seen, real))})")
+    raw, origins = _read(path)
+    validate_config(raw, path, origins)
+    _check_versions(raw, path, origins)
     base = os.path.dirname(os.path.abspath(path))
     raw = dict(raw)
     mesh = dict(raw.get("mesh", {}))
     if "context" in mesh:
-        mesh["context"] = [os.path.normpath(os.path.join(base, p)) for p in mesh["context"]]
+        mesh["context"] = [os.path.normpath(os.path.join(base, p)) for p in _strings(mesh["context"])]
         raw["mesh"] = mesh
         raw[_FOLDERS] = dict.fromkeys(mesh["context"], base)
     if "baseline" in raw:
         raw["baseline"] = os.path.normpath(os.path.join(base, raw["baseline"]))
     parent = raw.pop("extends", None)
+    raw[_ORIGINS] = origins
     if parent is None:
         return raw
     parent_path = os.path.join(base, parent)
     if not os.path.isfile(parent_path):
-        raise ConfigError(f"{path}: extends {parent}: no such file")
+        raise ConfigError(f"{_place(path, origins, 'extends')}: extends: {parent}: no such file")
     merged = _resolved(parent_path, (*seen, real))
+    merged[_ORIGINS] = _merged_origins(merged[_ORIGINS], raw)
     for key, value in raw.items():
-        if key in ("mesh", "rules", "severity", _FOLDERS) and isinstance(merged.get(key), dict):
+        if key in (*_MERGED, _FOLDERS) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
-        else:
+        elif key != _ORIGINS:
             merged[key] = value
     return merged
 
 
-def _read(path: str) -> dict[str, Any]:
+def _merged_origins(extended: dict[str, str], raw: dict[str, Any]) -> dict[str, str]:
+    """The extended file's origins less those of what `raw` replaces (a whole setting, or one key of a
+    table that merges), then raw's own."""
+    replaced: list[str] = []
+    for key, value in raw.items():
+        if not key.startswith("\0"):
+            replaced += [f"{key}.{sub}" for sub in value] if key in _MERGED else [key]
+    kept = {k: v for k, v in extended.items() if not any(k == r or k.startswith(r + ".") for r in replaced)}
+    return {**kept, **raw[_ORIGINS]}
+
+
+def _place(path: str, origins: dict[str, str], key: str) -> str:
+    """`file:line` of the setting `key`, or the file alone where its line is not known."""
+    return origins.get(key, path)
+
+
+def _check_versions(raw: dict[str, Any], path: str, origins: dict[str, str]) -> None:
+    """The version settings, read as the command line reads them (meshlint/mesh/options.py)."""
+    from meshlint.mesh.options import version_problem
+
+    for key in ("kubernetes-version", "istio-version", "linkerd-version"):
+        problem = version_problem(key, raw[key]) if key in raw else None
+        if problem:
+            raise ConfigError(f"{_place(path, origins, key)}: {key}: {problem}")
+
+
+def _read(path: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The file's settings, and where each was written (`file:line` by dotted key; none for TOML)."""
     if os.path.basename(path) == "pyproject.toml":
         section = _pyproject_section(path)
-        return section if section is not None else {}
+        return (section if section is not None else {}), {}
     from meshlint.source.loader import decode, load_text
 
     try:
@@ -176,11 +222,22 @@ def _read(path: str) -> dict[str, Any]:
         problem = loaded.problems[0]
         raise ConfigError(f"{path}:{problem.line}:{problem.column}: invalid YAML: {problem.message}")
     if not loaded.documents or loaded.documents[0].data is None:
-        return {}
+        return {}, {}
     data = loaded.documents[0].data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping of settings")
-    return data
+    return data, _origins(loaded.documents[0].root, os.path.relpath(path))
+
+
+def _origins(node: Node, path: str, prefix: str = "") -> dict[str, str]:
+    """`file:line` of each setting below `node` by dotted key; a list's items by their index."""
+    found: dict[str, str] = {}
+    entries = [(str(k), v, v.key_pos) for k, v in node.items()] if node.is_map else [(str(i), v, v.pos) for i, v in enumerate(node.elements())]
+    for name, value, position in entries:
+        key = prefix + name
+        found[key] = f"{path}:{(position or value.pos).line}"
+        found.update(_origins(value, path, key + "."))
+    return found
 
 
 def _pyproject_section(path: str) -> dict[str, Any] | None:
@@ -202,7 +259,8 @@ def config_schema() -> dict[str, Any]:
     return read_schema("config.schema.json")
 
 
-def validate_config(raw: dict[str, Any], path: str) -> None:
+def validate_config(raw: dict[str, Any], path: str, origins: dict[str, str] | None = None) -> None:
+    """Exit-2 errors name the file, the line where known, and the key: `file:line: key: what is wrong`."""
     schema = config_schema()
     if fits(raw, schema):
         return  # the common case, without importing jsonschema (a fifth of a pre-commit run's start-up)
@@ -213,16 +271,28 @@ def validate_config(raw: dict[str, Any], path: str) -> None:
     errors = sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         error = errors[0]
-        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{path}: {where}: {_expectation(error)}")
+        key = ".".join(str(p) for p in error.absolute_path)
+        unknown = _unknown_setting(error)
+        if unknown is not None:
+            key = f"{key}.{unknown}" if key else unknown
+        raise ConfigError(f"{_place(path, origins or {}, key)}: {key or '(top level)'}: {_expectation(error)}")
+
+
+def _unknown_setting(error: jsonschema.ValidationError) -> str | None:
+    """The first key (in the file's order) that an `additionalProperties: false` table does not know."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict) or not isinstance(error.schema, dict):
+        return None
+    known = error.schema.get("properties", {})
+    return next((str(k) for k in error.instance if k not in known), None)
 
 
 def _expectation(error: jsonschema.ValidationError) -> str:
     schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
-    if error.validator == "additionalProperties":
-        allowed = ", ".join(sorted(schema.get("properties", {})))
-        extra = error.message.split("(")[-1].rstrip(")") if "(" in error.message else error.message
-        return f"unknown setting {extra}; expected one of: {allowed}" if allowed else error.message
+    unknown = _unknown_setting(error)
+    if unknown is not None:
+        allowed = sorted(schema.get("properties", {}))
+        meant = closest(unknown, allowed)
+        return f"unknown setting; did you mean {meant}?" if meant else f"unknown setting; expected one of: {', '.join(allowed)}"
     description = schema.get("description")
     if error.validator == "enum":
         return f"{error.instance!r} is not allowed; expected one of: {', '.join(map(str, schema['enum']))}"
@@ -235,6 +305,12 @@ def parse_fail_on(text: str) -> Severity | None:
     return None if text == "never" else Severity.parse(text)
 
 
+def _strings(value: str | list[str]) -> tuple[str, ...]:
+    """A list setting; a lone string is a list of one, as for the selectors (and unlike them, never
+    split on commas: a path or a pattern may hold one)."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def _selectors(value: Any) -> tuple[str, ...]:
     parts = value.split(",") if isinstance(value, str) else [part for item in value for part in item.split(",")]
     return tuple(part.strip() for part in parts if part.strip())
@@ -243,7 +319,7 @@ def _selectors(value: Any) -> tuple[str, ...]:
 def _build(raw: dict[str, Any], path: str) -> Config:
     base = os.path.dirname(os.path.abspath(path))
     mesh = raw.get("mesh", {})
-    config = Config(path=path, base=base)
+    config = Config(path=path, base=base, origins=raw.get(_ORIGINS, {}))
     if "select" in raw:
         config.select = _selectors(raw["select"])
     config.ignore = _selectors(raw.get("ignore", ()))
@@ -254,15 +330,15 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.format = raw.get("format", "text")
     if "baseline" in raw:
         config.baseline = os.path.relpath(os.path.join(base, raw["baseline"]))  # absolute when extended
-    config.exclude = tuple(raw.get("exclude", ()))
+    config.exclude = _strings(raw.get("exclude", ()))
     config.kubernetes_version = raw.get("kubernetes-version")
     config.istio_version = raw.get("istio-version")
     config.linkerd_version = raw.get("linkerd-version")
-    config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in mesh.get("context", ()))
+    config.mesh_context = tuple(os.path.normpath(os.path.join(base, p)) for p in _strings(mesh.get("context", ())))
     folders = raw.get(_FOLDERS, {})
     config.context_folders = {p: folders.get(p, base) for p in config.mesh_context}
     config.default_injection = mesh.get("default-injection", "auto")
-    config.injected_namespaces = tuple(mesh.get("injected-namespaces", ()))
+    config.injected_namespaces = _strings(mesh.get("injected-namespaces", ()))
     config.root_namespace = mesh.get("root-namespace", "istio-system")
     config.fail_on_skipped = bool(raw.get("fail-on-skipped", False))
     config.docs_url = raw.get("docs-url")

@@ -23,6 +23,20 @@ RULES = load_rules()
 # Settings for tests about rules, not about who meshes a pod: every workload gets an Istio sidecar
 # unless something in it says otherwise (the default, `auto`, needs a sign of Istio in the run).
 MESHED = {"mesh": {"default-injection": "enabled"}}
+# A Deployment with an Istio sidecar and nothing that holds the app until it is ready: one ML101 at 7:5.
+RACE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels: {app: web, sidecar.istio.io/inject: "true"}
+    spec:
+      containers:
+        - name: web
+          image: web:1
+"""
 
 
 def config_from(settings: dict | None = None, base: str = ".") -> Config:

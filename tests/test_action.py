@@ -121,3 +121,45 @@ def test_sarif_into_a_new_directory_and_paths_are_never_globbed(workspace):
 
 def test_the_gate_fails_when_the_check_step_left_no_exit_code(workspace):
     assert run_step("Gate on meshlint's exit code", {"MESHLINT_EXIT": ""}, workspace).returncode == 2
+
+
+def test_the_actions_used_are_their_current_major_versions():
+    # Node 20 actions are being retired from the runners; these majors run on Node 24 (CodeQL Action v3
+    # is deprecated in December 2026).
+    used = sorted(step["uses"] for step in ACTION["runs"]["steps"] if "uses" in step)
+    assert used == ["actions/cache@v6", "actions/setup-python@v7", "github/codeql-action/upload-sarif@v4"]
+
+
+def test_each_use_of_the_action_can_upload_under_its_own_category():
+    assert ACTION["inputs"]["category"]["default"] == "meshlint"  # as before the input existed
+    assert STEPS["Upload SARIF"]["with"]["category"] == "${{ inputs.category }}"
+
+
+def test_pips_downloads_are_cached_under_a_key_of_the_actions_own_dependency_files(tmp_path):
+    cache = STEPS["Cache pip's downloads"]
+    assert cache["with"]["path"] == "${{ steps.pip-cache.outputs.dir }}"
+    assert cache["with"]["key"] == "meshlint-pip-${{ runner.os }}-py${{ steps.python.outputs.python-version }}-${{ steps.pip-cache.outputs.key }}"
+    assert cache["if"] == "steps.pip-cache.outputs.dir != ''"
+    names = list(STEPS)
+    assert names.index("actions/setup-python@v7") < names.index("Locate pip's cache") < names.index("Cache pip's downloads") < names.index("Install meshlint")
+    assert STEPS["actions/setup-python@v7"]["id"] == "python"
+
+    def located(source, **env):
+        output = tmp_path / "github_output"
+        output.write_text("")
+        done = run_step("Locate pip's cache", {"MESHLINT_SOURCE": str(source), "GITHUB_OUTPUT": str(output), **env}, tmp_path)
+        assert (done.returncode, done.stderr) == (0, "")
+        return dict(line.split("=", 1) for line in output.read_text().splitlines())
+
+    found = located(ROOT)
+    expected = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+    assert found["dir"] == expected
+    assert len(found["key"]) == 16 and int(found["key"], 16) >= 0
+    copy = tmp_path / "source"
+    copy.mkdir()
+    for name in ("pyproject.toml", "setup.py"):
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    assert located(copy)["key"] == found["key"]  # the key follows the files' content, not where they are
+    (copy / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + "\n# another dependency\n")
+    assert located(copy)["key"] != found["key"]
+    assert located(ROOT, PIP_NO_CACHE_DIR="1")["dir"] == ""  # no cache kept: nothing to restore or save

@@ -113,3 +113,77 @@ def test_unusable_baseline_is_exit_2_with_one_line(repo, content, message):
         Path("missing.json").write_text(content)
     result = invoke("check", "examples", "--baseline", "missing.json")
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"meshlint: error: {message}\n")
+
+
+# --- a renamed file keeps its baselined findings ------------------------------------------------------
+
+MESHED_RACE = RACE.replace("labels: {app: web}", 'labels: {app: web, sidecar.istio.io/inject: "true"}')
+
+
+def lint_json(*args):
+    result = invoke("check", *args, "--format", "json", "--no-cache")
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def found(report):
+    return [(f["path"], f["code"], f["line"]) for f in report["findings"]]
+
+
+@pytest.fixture
+def adopted(tmp_path, monkeypatch):
+    """A git repository whose one finding (ML101 in apps/web.yaml) is baselined and committed."""
+    from helpers import git
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "web.yaml").write_text(MESHED_RACE)
+    git(tmp_path, "init", "-q")
+    assert invoke("check", "apps", "--write-baseline", "baseline.json").exit_code == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "adopt meshlint")
+    return tmp_path
+
+
+def test_a_baselined_finding_follows_its_file_through_git_mv(adopted):
+    from helpers import git
+
+    git(adopted, "mv", "apps/web.yaml", "apps/frontend.yaml")
+    code, report, stderr = lint_json("apps", "--baseline", "baseline.json")
+    assert (code, found(report), stderr) == (0, [], "")
+    assert (report["summary"]["baselined"], report["summary"]["stale_baseline"]) == (1, [])
+
+
+def test_a_baselined_finding_follows_its_file_through_a_plain_rename_into_another_folder(adopted):
+    (adopted / "web").mkdir()
+    (adopted / "apps" / "web.yaml").rename(adopted / "web" / "deployment.yaml")
+    code, report, stderr = lint_json("apps", "web", "--baseline", "baseline.json")
+    assert (code, found(report), stderr) == (0, [], "")
+    assert (report["summary"]["baselined"], report["summary"]["stale_baseline"]) == (1, [])
+
+
+def test_a_resource_moved_out_of_a_file_that_stays_keeps_its_baselined_finding(adopted):
+    api = MESHED_RACE.replace("web", "api")
+    (adopted / "apps" / "web.yaml").write_text(MESHED_RACE + "---\n" + api)
+    assert invoke("check", "apps", "--write-baseline", "baseline.json").exit_code == 0
+    (adopted / "apps" / "web.yaml").write_text(MESHED_RACE)
+    (adopted / "apps" / "api.yaml").write_text(api)
+    code, report, stderr = lint_json("apps", "--baseline", "baseline.json")
+    assert (code, found(report), stderr) == (0, [], "")
+    assert report["summary"]["baselined"] == 2
+
+
+def test_a_copy_is_new_and_a_moved_finding_is_matched_once(adopted):
+    (adopted / "apps" / "copy.yaml").write_text(MESHED_RACE)  # the original stays: the copy's finding is new
+    code, report, _ = lint_json("apps", "--baseline", "baseline.json")
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML101", 6)], 1)
+    (adopted / "apps" / "web.yaml").rename(adopted / "apps" / "a.yaml")  # renamed, and copied once more
+    code, report, _ = lint_json("apps", "--baseline", "baseline.json")
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML101", 6)], 1)
+
+
+def test_another_resource_in_the_renamed_file_is_new(adopted):
+    (adopted / "apps" / "web.yaml").rename(adopted / "apps" / "frontend.yaml")
+    (adopted / "apps" / "frontend.yaml").write_text(MESHED_RACE.replace("name: web,", "name: shop-web,"))
+    code, report, _ = lint_json("apps", "--baseline", "baseline.json")
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/frontend.yaml", "ML101", 6)], 0)
+    assert [e["path"] for e in report["summary"]["stale_baseline"]] == ["apps/web.yaml"]

@@ -9,7 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from helpers import ROOT
+from helpers import RACE, ROOT
 from meshlint.cli import main
 from meshlint.findings import ResourceId
 from meshlint.fingerprint import fingerprint
@@ -17,19 +17,6 @@ from meshlint.fingerprint import fingerprint
 # Vendored from the OASIS SARIF 2.1.0 standard, so SARIF output is validated on every run.
 SARIF_SCHEMA = ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json"
 
-RACE = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web, sidecar.istio.io/inject: "true"}
-    spec:
-      containers:
-        - name: web
-          image: web:1
-"""
 CLEAN = """apiVersion: v1
 kind: Service
 metadata:
@@ -202,7 +189,7 @@ def test_select_ignore_by_code_prefix_and_name(project):
     assert invoke("check", "race.yaml", "--ignore", "startup-race").exit_code == 0
     assert invoke("check", "race.yaml", "--select", "ML0").exit_code == 0
     result = invoke("check", "race.yaml", "--select", "ML999")
-    assert (result.exit_code, result.output) == (2, "meshlint: error: unknown rule selector 'ML999': not a rule code, code prefix or rule name\n")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: --select: unknown rule selector 'ML999': not a rule code, code prefix or rule name\n")
 
 
 def test_config_file_found_upward_and_applied(project):
@@ -226,11 +213,13 @@ def test_pyproject_section(project):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("fail-on: loud\n", ".meshlint.yaml: fail-on: 'loud' is not allowed; expected one of: error, warning, info, never"),
-        ("kubernetes-version: 1.30\n", ".meshlint.yaml: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
-        ("mesh: {default-injection: maybe}\n", ".meshlint.yaml: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
-        ("selekt: [ML1]\n", ".meshlint.yaml: (top level): unknown setting 'selekt' was unexpected; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
-        ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml: rules.ML101.require-evidense: unknown option; ML101 takes: require-evidence"),
+        ("fail-on: loud\n", ".meshlint.yaml:1: fail-on: 'loud' is not allowed; expected one of: error, warning, info, never"),
+        ("kubernetes-version: 1.30\n", ".meshlint.yaml:1: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
+        ("mesh: {default-injection: maybe}\n", ".meshlint.yaml:1: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
+        ("selekt: [ML1]\n", ".meshlint.yaml:1: selekt: unknown setting; did you mean select?"),
+        ("colour: auto\n", ".meshlint.yaml:1: colour: unknown setting; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, mesh, rules, select, severity"),
+        ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml:1: rules.ML101.require-evidense: unknown option; did you mean require-evidence?"),
+        ("rules: {ML101: {strict: true}}\n", ".meshlint.yaml:1: rules.ML101.strict: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),
     ],
 )
@@ -394,7 +383,7 @@ def test_a_mesh_context_file_that_does_not_parse_is_reported_not_dropped(project
 def test_a_missing_mesh_context_file_is_exit_2(project):
     (project / ".meshlint.yaml").write_text("mesh:\n  context: [platform/gone.yaml]\n")
     result = invoke("check", "race.yaml")
-    assert (result.exit_code, result.output) == (2, "meshlint: error: platform/gone.yaml: cannot read mesh context file: No such file or directory\n")
+    assert (result.exit_code, result.output) == (2, "meshlint: error: .meshlint.yaml:2: mesh.context: platform/gone.yaml: cannot read mesh context file: No such file or directory\n")
 
 
 def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):

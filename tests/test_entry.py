@@ -124,7 +124,7 @@ def test_a_plain_line_that_cannot_run_gets_clicks_usage_message(project):
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         "Usage: python -m meshlint check [OPTIONS] [PATHS]...\nTry 'python -m meshlint check --help' for help.\n\n"
-        "Error: Invalid value for --istio-version: 'banana' is not a version such as 1.30\n"
+        "Error: Invalid value for --istio-version: 'banana' is not a version such as 1.24 or 1.22.3\n"
     )
     result = _meshlint("check", "race.yaml", "--format", "json", "--format", "text")
     assert result.returncode == 2

@@ -204,7 +204,7 @@ def test_linkerd_version_flag_and_config(tmp_path):
     assert (result.exit_code, result.output) == (0, "")
     result = runner.invoke(main, ["check", str(path), "--linkerd-version", "two"])
     assert result.exit_code == 2
-    assert "'two' is not a Linkerd version such as 2.16 or edge-24.6.2" in result.output
+    assert "'two' is not a version such as 2.16, stable-2.14.10 or edge-24.6.2" in result.output
     (tmp_path / ".meshlint.yaml").write_text("linkerd-version: 2.16\n", encoding="utf-8")
     result = runner.invoke(main, ["check", str(path), "--config", str(tmp_path / ".meshlint.yaml")])
     assert result.exit_code == 2

@@ -334,9 +334,9 @@ def test_a_nested_config_governs_its_folder_when_run_from_the_root(tmp_path, mon
 @pytest.mark.parametrize(
     "files, message",
     [
-        ({"a/.meshlint.yaml": "extends: ../b/.meshlint.yaml\n", "b/.meshlint.yaml": "extends: ../a/.meshlint.yaml\n"}, "a/.meshlint.yaml: extends itself (through a/.meshlint.yaml -> b/.meshlint.yaml -> a/.meshlint.yaml)"),
-        ({"a/.meshlint.yaml": "extends: ../gone.yaml\n"}, "a/.meshlint.yaml: extends ../gone.yaml: no such file"),
-        ({"a/.meshlint.yaml": "extends: ../b.yaml\n", "b.yaml": "selekt: [ML1]\n"}, "b.yaml: (top level): unknown setting"),
+        ({"a/.meshlint.yaml": "extends: ../b/.meshlint.yaml\n", "b/.meshlint.yaml": "extends: ../a/.meshlint.yaml\n"}, "a/.meshlint.yaml: extends: comes back to this file (through a/.meshlint.yaml -> b/.meshlint.yaml -> a/.meshlint.yaml)"),
+        ({"a/.meshlint.yaml": "extends: ../gone.yaml\n"}, "a/.meshlint.yaml:1: extends: ../gone.yaml: no such file"),
+        ({"a/.meshlint.yaml": "extends: ../b.yaml\n", "b.yaml": "selekt: [ML1]\n"}, "b.yaml:1: selekt: unknown setting; did you mean select?"),
     ],
     ids=["cycle", "missing", "invalid parent"],
 )

@@ -95,7 +95,7 @@ def test_selectors_on_the_command_line(project):
     assert found(invoke("check", "web.yaml", "--format", "concise", "--extend-select", "ml3")) == ["ML301", "ML302", "ML303"]
     assert found(invoke("check", "web.yaml", "--format", "concise", "--select", "ALL", "--extend-ignore", "ML3")) == []
     result = invoke("check", "web.yaml", "--extend-select", "ML9")
-    assert (result.exit_code, result.stderr) == (2, "meshlint: error: unknown rule selector 'ML9': not a rule code, code prefix or rule name\n")
+    assert (result.exit_code, result.stderr) == (2, "meshlint: error: --extend-select: unknown rule selector 'ML9': not a rule code, code prefix or rule name\n")
 
 
 def test_suppressions_in_any_case_and_unknown_entries_are_noted(project):

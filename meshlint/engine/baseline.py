@@ -11,15 +11,20 @@ and a reviewer can read what was accepted:
       ]
     }
 
-Only `fingerprint` is matched; the other fields are for people. An entry is stale when no finding
-matches it although its rule ran on its file (or its file is gone): it was fixed, and can be pruned by
-writing the baseline again.
+A finding matches the entry with its `fingerprint`. The fingerprint holds the file's path, so a file
+renamed (`git mv`) or a resource moved to another file would bring its findings back as new: a finding
+the fingerprints leave new therefore also matches an entry of another file with the same resource,
+rule and place (`resource`, `code`, `at`: kind, namespace, name, code, field) that matched nothing
+where it was, one entry for one finding. An entry is stale when no finding matches it although its
+rule ran on its file (or its file is gone): it was fixed, and can be pruned by writing the baseline
+again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 from typing import NamedTuple
 
 from meshlint.config import ConfigError
@@ -47,6 +52,11 @@ class Entry(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.code} {self.path} {self.resource or '(file)'} at {self.at or '(resource)'}"
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What a finding is wherever its file is: resource (kind, namespace, name), rule and place."""
+        return self.resource, self.code, self.at
 
 
 def entry(finding: Finding, root: str) -> Entry:
@@ -87,16 +97,43 @@ def read(path: str) -> list[Entry]:
 def apply(report: Report, entries: list[Entry]) -> None:
     """Leave out the findings the baseline holds (counted as baselined); list its stale entries."""
     known = {e.fingerprint for e in entries}
-    kept = [f for f in report.findings if f.fingerprint not in known]
+    new = [f for f in report.findings if f.fingerprint not in known]
     matched = {f.fingerprint for f in report.findings} & known
     checked = {repo_path(p, report.root) for p in report.files}
     active = {rule.code for rule in report.rules}
-    stale = [
+    unmatched = [
         e for e in entries
         if e.fingerprint not in matched and e.code in active
         and (e.path in checked or not os.path.exists(os.path.join(report.root, e.path)))
     ]
+    moved = _moved(new, unmatched, report.root)
+    kept = [f for f in new if f.fingerprint not in moved]
+    taken = set(moved.values())
+    stale = [e for e in unmatched if e not in taken]
     report.summary.baselined = len(report.findings) - len(kept)
     report.summary.stale_baseline = [e.as_dict() for e in stale]
     report.findings = kept
     report.summary.count(kept, report.fix_reachable)
+
+
+def _moved(new: list[Finding], unmatched: list[Entry], root: str) -> dict[str, Entry]:
+    """The entry each new finding takes over from another file (by fingerprint), one for one, in
+    report order: a finding of a resource can only have moved with it (a finding of no resource, a
+    file's own, stays new)."""
+    waiting: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
+    for e in unmatched:
+        if e.resource:
+            waiting[e.identity].append(e)
+    moved: dict[str, Entry] = {}
+    for f in new:
+        if f.resource is None:
+            continue
+        candidates = waiting.get((str(f.resource), f.code, f.node_path))
+        if not candidates:
+            continue
+        path = repo_path(f.path, root)
+        taken = next((e for e in candidates if e.path != path), None)
+        if taken is not None:
+            candidates.remove(taken)
+            moved[f.fingerprint] = taken
+    return moved

@@ -326,8 +326,11 @@ class _Context:
         """The mesh.context files of every config met so far, each located beside the config naming it."""
         met = self.governing.all()
         for governed in met[self._configs_done :]:
-            for path in governed.config.mesh_context:
-                self._context_file(path, governed.config.context_folders.get(path, governed.root))
+            for item, path in enumerate(governed.config.mesh_context):
+                try:
+                    self._context_file(path, governed.config.context_folders.get(path, governed.root))
+                except ConfigError as err:  # a file that cannot be read: named with the setting naming it
+                    raise ConfigError(f"{governed.config.at('mesh.context', item)}: {err}") from err
         self._configs_done = len(met)
 
     def _context_file(self, path: str, folder: str) -> None:

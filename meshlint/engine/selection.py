@@ -10,6 +10,7 @@ from meshlint.config import Config, ConfigError
 from meshlint.findings import Severity
 from meshlint.rule import Rule
 from meshlint.schemas import fits
+from meshlint.wording import closest
 
 _PREFIX = re.compile(r"[A-Z]+[0-9]*")
 
@@ -22,15 +23,45 @@ def selects(rule: Rule, selector: str) -> bool:
     return _PREFIX.fullmatch(wanted) is not None and rule.code.startswith(wanted)
 
 
+def unknown_selector(rules: list[Rule], selector: str) -> str | None:
+    """Why `selector` selects no rule (with the rule it most likely meant), or None when it selects one."""
+    if any(selects(r, selector) for r in rules):
+        return None
+    meant = meant_rule(rules, selector.strip())
+    if meant is not None:
+        return f"unknown rule selector {selector!r}; did you mean {meant}?"
+    return f"unknown rule selector {selector!r}: not a rule code, code prefix or rule name"
+
+
+# Letters a code's digits are mistyped as.
+_AS_DIGITS = str.maketrans("OIL", "011")
+
+
+def meant_rule(rules: list[Rule], word: str) -> str | None:
+    """The rule a misspelt selector or key most likely meant: a name close to it, or the code it
+    spells with a letter O for a zero (`ML1O1`). Other codes are not guessed at: one digit apart
+    is another rule (ML101, ML102), not a typo."""
+    if "-" in word or not any(c.isdigit() for c in word):
+        return closest(word, [r.name for r in rules], fold_case=True)
+    word = word.upper()
+    letters = len(word) - len(word.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    code = word[:letters] + word[letters:].translate(_AS_DIGITS)
+    return next((r.code for r in rules if r.code == code), None)
+
+
 def active_rules(rules: list[Rule], config: Config) -> list[Rule]:
     """(`select`, default all but the opt-in rules, plus `extend-select`) minus (`ignore` plus
     `extend-ignore`). An opt-in rule runs only when a selector names it: its code, name, a prefix
-    of its code, or ALL."""
+    of its code, or ALL. (The command line's selectors are checked before the run, naming their
+    option; an unknown one here is the config's.)"""
     _check_rule_keys(rules, config)
     ignore = config.ignore + config.extend_ignore
-    for selector in (config.select or ()) + config.extend_select + ignore:
-        if not any(selects(r, selector) for r in rules):
-            raise ConfigError(f"unknown rule selector {selector!r}: not a rule code, code prefix or rule name")
+    listed = {"select": config.select or (), "extend-select": config.extend_select, "ignore": config.ignore, "extend-ignore": config.extend_ignore}
+    for key, selectors in listed.items():
+        for selector in selectors:
+            problem = unknown_selector(rules, selector)
+            if problem is not None:
+                raise ConfigError(f"{config.at(key)}: {problem}")
     chosen = []
     for rule in rules:
         by_default = config.select is None and rule.default_enabled
@@ -47,10 +78,12 @@ def rule_options(rule: Rule, config: Config) -> dict[str, Any]:
     given.update(config.rule_options.get(rule.name, {}))
     for key, value in given.items():
         spec = rule.options.get(key)
-        where = f"{config.path or 'config'}: rules.{rule.code}.{key}"
+        named = rule.code if key in config.rule_options.get(rule.code, {}) else rule.name
+        where = config.at(f"rules.{named}.{key}")
         if spec is None:
-            known = ", ".join(sorted(rule.options)) or "none"
-            raise ConfigError(f"{where}: unknown option; {rule.code} takes: {known}")
+            meant = closest(key, rule.options)
+            known = f"did you mean {meant}?" if meant else f"{rule.code} takes: {', '.join(sorted(rule.options)) or 'none'}"
+            raise ConfigError(f"{where}: unknown option; {known}")
         schema = {k: v for k, v in spec.items() if k not in ("default", "description")}
         if not fits(value, schema) and not _valid(value, schema):
             raise ConfigError(f"{where}: {value!r} is not valid; expected {_expected(schema)}")
@@ -63,10 +96,13 @@ def severity_for(rule: Rule, config: Config) -> Severity | None:
 
 
 def _check_rule_keys(rules: list[Rule], config: Config) -> None:
-    known = {r.code for r in rules} | {r.name for r in rules}
-    for key in list(config.rule_options) + list(config.severity):
-        if key not in known:
-            raise ConfigError(f"{config.path or 'config'}: {key}: unknown rule; expected a rule code or name")
+    known = [*(r.code for r in rules), *(r.name for r in rules)]
+    for table, keys in (("rules", config.rule_options), ("severity", config.severity)):
+        for key in keys:
+            if key not in known:
+                meant = meant_rule(rules, key)
+                expected = f"did you mean {meant}?" if meant else "expected a rule code or name"
+                raise ConfigError(f"{config.at(f'{table}.{key}')}: unknown rule; {expected}")
 
 
 def _valid(value: Any, schema: dict[str, Any]) -> bool:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -15,16 +17,25 @@ class Versions(NamedTuple):
     linkerd: Version | None = None  # the stable line (an edge release reads as the stable line it leads to)
 
 
+# A release as clusters and meshes print it: `1.30`, `v1.28.9`, and whatever a distribution or a build
+# adds after `+` or `-` (`v1.28.9+k3s1`, `1.29.3-gke.1093000`, `v1.30.2-eks-1552ad0`, `1.22-dev`,
+# `1.23.0-rc.1`). What follows the release is left out: a distribution's build or a pre-release of a
+# line has that line's features, which is all the rules ask of a version.
+_RELEASE = re.compile(r"v?([0-9]+(?:\.[0-9]+){0,2})(?:[-+][0-9A-Za-z][0-9A-Za-z.+_-]*)?")
+
+
 def parse_version(text: str | None) -> Version | None:
+    """The release a Kubernetes or Istio version names, however the command line or config spells it
+    (the one reading of both), or None when `text` is no version."""
     if not text:
         return None
-    # packaging is imported only by runs that name a version: most pre-commit runs do not.
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(text).lstrip("v"))
-    except InvalidVersion:
+    match = _RELEASE.fullmatch(str(text).strip())
+    if match is None:
         return None
+    # packaging is imported only by runs that name a version: most pre-commit runs do not.
+    from packaging.version import Version
+
+    return Version(match.group(1))
 
 
 # The first edge release of each stable line whose change a rule depends on (reference §10, §11): the
@@ -50,6 +61,21 @@ def parse_linkerd_version(text: str | None) -> Version | None:
         if at_least(edge, first):
             return parse_version(line)
     return parse_version("2.10")
+
+
+# What each version setting is read with, and examples for the message that refuses one.
+_READERS: dict[str, tuple[Callable[[str | None], Version | None], str]] = {
+    "kubernetes-version": (parse_version, "1.30 or v1.28.9+k3s1"),
+    "istio-version": (parse_version, "1.24 or 1.22.3"),
+    "linkerd-version": (parse_linkerd_version, "2.16, stable-2.14.10 or edge-24.6.2"),
+}
+
+
+def version_problem(setting: str, text: str) -> str | None:
+    """Why `text` is no value for the version `setting` (`kubernetes-version`, `istio-version` or
+    `linkerd-version`, as the config names it), or None when it is one."""
+    read, examples = _READERS[setting]
+    return None if read(text) is not None else f"{text!r} is not a version such as {examples}"
 
 
 def at_least(version: Version | None, minimum: str) -> bool:
