@@ -260,8 +260,16 @@ def check(
 
         cache_dir = default_directory()
 
+    from meshlint.progress import on_terminal
+
+    progress = on_terminal()
+
     def lint() -> Any:
-        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
+        try:
+            return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir, progress=progress)
+        finally:
+            if progress is not None:
+                progress.clear()  # before any note, diff or report is written
 
     fixing: list[str] = []
     if fix or show_diff:
