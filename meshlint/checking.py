@@ -20,6 +20,10 @@ _COLLECTING = gc.isenabled()
 gc.disable()
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
+# The reader of stdout went away (`| head -1`): the report did not reach it whole, so the run is no
+# success, and its verdict is not what the reader saw; a program that dies of SIGPIPE, as most command
+# line tools do, exits so (128 + 13), which is how shells and `set -o pipefail` already read it.
+EXIT_READER_GONE = 141
 
 
 class UsageProblem(Exception):
@@ -45,7 +49,12 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     if err:
         from meshlint.report import visible
 
-        text = visible(text)
+        try:
+            stream.write(visible(text))
+            stream.flush()
+        except OSError:
+            pass  # stderr is full or gone: there is nowhere to say anything, and the exit code still tells
+        return
     stream.write(text)
     stream.flush()
 
@@ -68,11 +77,14 @@ def guarded(func: Callable[..., None]) -> Callable[..., None]:
             func(*args, **kwargs)
         except (ConfigError, InputError, RegistryError) as err:
             fail(str(err))
-        except (UsageProblem, SystemExit, KeyboardInterrupt):
+        except (UsageProblem, SystemExit):
             raise
+        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: one line, and the signal's exit
+            from meshlint.stops import stopped
+
+            raise stopped(stop) from None
         except BrokenPipeError:
-            stdout_closed()  # `meshlint rules | head`: the reader has what it wanted
-            sys.exit(EXIT_CLEAN)
+            reader_gone()
         except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
             if os.environ.get("MESHLINT_DEBUG") == "1":
                 import traceback
@@ -119,11 +131,23 @@ def _robust_output() -> None:
 
 
 def stdout_closed() -> None:
-    """The reader of stdout went away (`| head -1`): what is still buffered goes to the null device, so
-    the interpreter's last flush is quiet too."""
+    """stdout cannot be written any more (its reader went away, its disk is full): what is still
+    buffered goes to the null device, so the interpreter's last flush is quiet too."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+
+
+def reader_gone() -> NoReturn:
+    """`meshlint check . | head -1`: the reader has what it wanted, and nothing more is said."""
+    stdout_closed()
+    sys.exit(EXIT_READER_GONE)
+
+
+def stdout_open(what: str) -> None:
+    """A run whose `what` goes to stdout fails before it starts when there is no stdout (`>&-`)."""
+    if sys.stdout is None:
+        fail(f"stdout is closed: nowhere to write the {what}")
 
 
 def use_color(choice: str, is_tty: bool) -> bool:
@@ -209,9 +233,13 @@ def check(
     if [v for k, v in flags if k == "format"] != list(fmt) or [v for k, v in flags if k == "output"] != list(output):
         flags = [("format", f) for f in fmt] + [("output", o) for o in output]  # spelled some other way: pair in order
     reports = _pair_reports(flags, config.format)
-    for _, path in reports:
+    for report_format, path in reports:
         if path is not None:
             _writable(path, "report")
+        elif not show_diff:
+            stdout_open(f"{report_format} report (give it an --output FILE)")
+    if show_diff:
+        stdout_open("diff")
     if write_baseline:
         _writable(write_baseline, "baseline")
 
@@ -242,8 +270,16 @@ def check(
 
         cache_dir = default_directory()
 
+    from meshlint.progress import on_terminal
+
+    progress = on_terminal()
+
     def lint() -> Any:
-        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
+        try:
+            return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir, progress=progress)
+        finally:
+            if progress is not None:
+                progress.clear()  # before any note, diff or report is written
 
     fixing: list[str] = []
     if fix or show_diff:
@@ -317,14 +353,17 @@ def _read_baseline(baseline: Any, path: str, config: Config | None) -> Any:
 def _echo_all(pieces: Iterable[str]) -> None:
     """Write to stdout, flushed once at the end (a report of a big tree is thousands of pieces, and a
     flush each was a system call each; nothing goes to stderr meanwhile). A reader that goes away
-    early (`| head`) ends it quietly."""
+    early (`| head`) ends the run quietly; a stdout that cannot take the report ends it with an error."""
     try:
         write = sys.stdout.write
         for piece in pieces:
             write(piece)
         sys.stdout.flush()
     except BrokenPipeError:
+        reader_gone()
+    except OSError as err:  # `> /dev/full`, a disk that filled up, a quota: the report is lost
         stdout_closed()
+        fail(f"cannot write the report to stdout: {err.strerror or err}")
 
 
 def _write_reports(

@@ -12,7 +12,7 @@ from meshlint import checking  # first: it keeps the cycle collector off while c
 # isort: split
 import click
 
-from meshlint.checking import fail, guarded, use_color
+from meshlint.checking import fail, guarded, stdout_open, use_color
 from meshlint.options import CHECK_OPTIONS, CHOICE, COUNT, FILE, FLAG, PATH, Option, report_flags
 
 __all__ = ["main", "use_color"]  # use_color: the colour choice, for whoever tests it
@@ -89,8 +89,10 @@ def check(ctx: click.Context, /, **values: Any) -> None:
 
     \b
     Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
-    2 usage error, invalid config, unreadable path or internal error. A closed
-    stdout (| head) ends the report quietly; the exit code stays 0 or 1.
+    2 usage error, invalid config, unreadable path, a report that cannot be
+    written or internal error. A reader that stops reading (| head) ends the
+    run quietly with 141, as SIGPIPE ends other tools. Ctrl-C ends it with
+    130, SIGTERM with 143 (the process dies of that signal).
     """
     try:
         checking.check(ctx.meta.get("meshlint.report-flags", []), **values)
@@ -108,6 +110,7 @@ def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity, summary."""
     from meshlint.registry import load_rules
 
+    stdout_open("list of rules")
     rules = load_rules()
     if fmt in ("markdown", "json"):
         from meshlint.ruledocs import catalogue, markdown
@@ -139,6 +142,7 @@ def explain(rule: str, color_choice: str, no_color: bool) -> None:
     from meshlint.registry import load_rules
     from meshlint.ruledocs import explain as explain_text
 
+    stdout_open("explanation")
     color = use_color("never" if no_color else color_choice, sys.stdout.isatty())
     width = max(_NARROWEST, shutil.get_terminal_size((80, 24)).columns)
     for r in load_rules():

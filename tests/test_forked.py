@@ -298,19 +298,43 @@ def test_a_feed_no_worker_reads_any_more_is_a_lost_worker():
         os.close(into)
 
 
-def test_ctrl_c_is_the_parents_to_handle_and_is_not_held_back_after_the_fork():
+@pytest.fixture
+def stop_signals_handled():
+    """Ctrl-C raising KeyboardInterrupt and SIGTERM a handler of Python's, as in a meshlint run, whatever
+    this suite inherited (a shell's background job starts with SIGINT ignored, and Python leaves it so)."""
+
+    def terminated(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler), signal.signal(signal.SIGTERM, terminated)
+    yield terminated
+    signal.signal(signal.SIGINT, previous[0])
+    signal.signal(signal.SIGTERM, previous[1])
+
+
+def test_ctrl_c_is_the_parents_to_handle_and_is_not_held_back_after_the_fork(stop_signals_handled):
     here = os.getpid()
+    stops = (signal.SIGINT, signal.SIGTERM)
 
     def task(_):
-        handler = signal.getsignal(signal.SIGINT)
-        blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
-        return os.getpid() == here, handler is signal.default_int_handler if os.getpid() == here else handler == signal.SIG_DFL, blocked
+        handlers = tuple(signal.getsignal(s) for s in stops)
+        blocked = any(s in signal.pthread_sigmask(signal.SIG_BLOCK, set()) for s in stops)
+        return os.getpid() == here, handlers == ((signal.default_int_handler, stop_signals_handled) if os.getpid() == here else (signal.SIG_DFL,) * 2), blocked
 
     before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    seen = set(pool.forked(task, 8, 2))  # a worker dies of Ctrl-C, silently; this process raises it
+    seen = set(pool.forked(task, 8, 2))  # a worker dies of Ctrl-C or SIGTERM, silently; this process raises it
     assert seen == {(False, True, False), (True, True, False)}
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == (signal.default_int_handler, stop_signals_handled)
+
+
+def test_a_stop_signal_ignored_by_whoever_started_the_run_stays_ignored_in_the_workers():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        assert set(pool.forked(lambda _: (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)), 8, 2)) == {(signal.SIG_IGN, signal.SIG_IGN)}
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
 
 
 _DONE_MEANWHILE: list[int] = []

@@ -51,16 +51,62 @@ def test_a_console_that_cannot_encode_a_character_gets_ascii(tmp_path):
     assert "≥" in (tmp_path / "out.txt").read_text(encoding="utf-8")
 
 
-def test_a_closed_pipe_ends_quietly_with_the_usual_exit_code(tmp_path):
+def test_a_closed_pipe_ends_quietly_with_the_exit_code_of_a_tool_sigpipe_ended(tmp_path):
+    """The reader has what it wanted, and nothing more is said; but it did not get the whole report,
+    which is no success, and not what a findings exit code would judge: 141, as for `cat big | head`."""
     # Enough findings that the report is far bigger than a pipe's buffer, so writes fail after `head` exits.
     for n in range(150):
         shutil.copy(ROOT / "examples" / "apps" / "orders-api.yaml", tmp_path / f"orders-{n:03}.yaml")
     script = f'set -o pipefail; "{sys.executable}" -m meshlint check . -j 1 | head -1; echo "exit=${{PIPESTATUS[0]}}" >&2'
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert result.stdout.count("\n") == 1 and result.stdout.startswith("orders-000.yaml:")
-    assert result.stderr == "exit=1\n"  # no traceback, no "Exception ignored", and findings still exit 1
-    clean = subprocess.run(["bash", "-c", f'"{sys.executable}" -m meshlint rules | head -1; echo "exit=${{PIPESTATUS[0]}}" >&2'], capture_output=True, text=True, check=False)
-    assert clean.stderr == "exit=0\n"
+    assert result.stderr == "exit=141\n"  # no traceback, no "Exception ignored"
+    rules = subprocess.run(["bash", "-c", f'"{sys.executable}" -m meshlint rules | head -1; echo "exit=${{PIPESTATUS[0]}}" >&2'], capture_output=True, text=True, check=False)
+    assert rules.stderr == "exit=141\n"
+
+
+def closed(fd):
+    """For a child process: `fd` closed before meshlint starts (`>&-`, `<&-`)."""
+    return lambda: os.close(fd)
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["check", "web.yaml"], "stdout is closed: nowhere to write the text report (give it an --output FILE)"),
+        (["check", "web.yaml", "--format", "sarif", "-o", "web.sarif", "--format", "json"], "stdout is closed: nowhere to write the json report (give it an --output FILE)"),
+        (["check", "web.yaml", "--diff"], "stdout is closed: nowhere to write the diff"),
+        (["rules"], "stdout is closed: nowhere to write the list of rules"),
+        (["explain", "ML301"], "stdout is closed: nowhere to write the explanation"),
+    ],
+)
+def test_a_closed_stdout_is_an_error_before_the_run_not_a_lost_report(tmp_path, args, said):
+    (tmp_path / "web.yaml").write_text(SLEEPY)
+    result = subprocess.run([sys.executable, "-m", "meshlint", *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=closed(1), check=False)
+    assert (result.returncode, result.stderr.decode()) == (2, f"meshlint: error: {said}\n")
+    assert not (tmp_path / "web.sarif").exists()  # nothing written: the run did not start
+
+
+def test_a_closed_stdout_is_no_matter_when_every_report_goes_to_a_file(tmp_path):
+    (tmp_path / "web.yaml").write_text(SLEEPY)
+    result = subprocess.run([sys.executable, "-m", "meshlint", "check", "web.yaml", "-o", "report.txt"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=closed(1), check=False)
+    assert (result.returncode, result.stderr) == (1, b"")
+    assert (tmp_path / "report.txt").read_text().startswith("web.yaml:")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("fmt, fail_on", [("text", "never"), ("json", "warning")])
+def test_a_full_disk_under_stdout_is_an_error_not_a_success(tmp_path, fmt, fail_on):
+    """Whether the run would exit 0 (no finding counts) or 1, the report is lost: 2."""
+    (tmp_path / "web.yaml").write_text(SLEEPY)
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "meshlint", "check", "web.yaml", "--format", fmt, "--fail-on", fail_on], cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, check=False)
+    assert (result.returncode, result.stderr) == (2, b"meshlint: error: cannot write the report to stdout: No space left on device\n")
+
+
+def test_a_closed_stdin_read_as_a_path_is_one_line_naming_it(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "meshlint", "check", "-"], cwd=tmp_path, capture_output=True, preexec_fn=closed(0), check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (2, b"", b"meshlint: error: <stdin>: cannot read: stdin is closed\n")
 
 
 def test_output_into_a_missing_directory_is_one_line_naming_it(tmp_path, monkeypatch):

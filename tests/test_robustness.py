@@ -180,14 +180,14 @@ def test_a_first_pass_shared_among_workers_reads_what_one_process_reads(tmp_path
     monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(cache, "CACHE_FROM", 0)
     ranges: list[int] = []
-    real = parallel.map_in_workers
+    real = parallel.each_in_workers  # the first pass's ranges, each merged as it comes
 
     def counted(task, items, jobs, meanwhile=None):
         if getattr(task, "__name__", "") == "_read_range":
             ranges.append(len(items))
         return real(task, items, jobs, meanwhile)
 
-    monkeypatch.setattr(parallel, "map_in_workers", counted)
+    monkeypatch.setattr(parallel, "each_in_workers", counted)
     outputs = []
     for jobs in ("1", "2"):
         result = CliRunner().invoke(main, ["check", str(TESTDATA), "--format", "json", "--jobs", jobs, "--cache-dir", str(tmp_path / jobs)])

@@ -117,8 +117,9 @@ class _Pool:
         for _ in range(workers):
             results_out, results_in = self.pipe()
             _widen(results_in)
-            # Ctrl-C is held back until the worker has let go of the parent's stack and exits on it.
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            # Ctrl-C and SIGTERM are held back until the worker has let go of the parent's stack and
+            # exits on them.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             pid = -1
             try:
                 pid = os.fork()
@@ -251,8 +252,11 @@ def _worker(task: Callable[[int], object], numbers_out: int, results_in: int, he
     flushed (the parent's was flushed before the fork; its exit handlers are the parent's to run)."""
     code = 1
     try:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent speaks for the run
+        # Ctrl-C and SIGTERM (sent to the whole process group): the parent speaks for the run. A
+        # signal its starter chose to ignore stays ignored.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if callable(signal.getsignal(signum)):
+                signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         for fd in _OPEN - {numbers_out, results_in}:
             os.close(fd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 from meshlint.engine.results import FileResult
@@ -101,6 +101,11 @@ def shares(count: int, jobs: int, most: int = 64, least: int = 4) -> list[int]:
 def map_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int, meanwhile: Callable[[], object] | None = None) -> list[T]:
     """`task` of each item in `jobs` forked workers (which inherit what the task reads), in order;
     `meanwhile`, in this process while they work (see `forked`)."""
+    return list(each_in_workers(task, items, jobs, meanwhile))
+
+
+def each_in_workers(task: Callable[[Any], T], items: list[Any], jobs: int, meanwhile: Callable[[], object] | None = None) -> Generator[T, None, None]:
+    """As `map_in_workers`, each result given as it comes; closing the generator stops the workers."""
     from meshlint.engine.forked import forked
 
-    return list(forked(lambda n: task(items[n]), len(items), jobs, meanwhile))
+    return forked(lambda n: task(items[n]), len(items), jobs, meanwhile)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
@@ -48,6 +49,10 @@ from meshlint.source.loader import (
     load_file,
 )
 from meshlint.suppressions import comment_suppression
+
+# Told of each file as a step of the run gets through it: files done, files found, and the step's
+# word ("read", "checked"); what a watching person sees of a long run (meshlint/progress.py).
+Progress = Callable[[int, int, str], None]
 
 
 class Plan:
@@ -109,7 +114,7 @@ class Plan:
 
 def run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
-    cache_dir: str | None = None,
+    cache_dir: str | None = None, progress: Progress | None = None,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -118,14 +123,15 @@ def run(
     processes (one at least); the report is the same, byte for byte, for any number of them, and for
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
-    run, and take this run's from it where nothing they depend on changed (engine/cache.py)."""
+    run, and take this run's from it where nothing they depend on changed (engine/cache.py).
+    `progress`: told of each file the first pass reads and each the second checks."""
     with inputs.at_work():
-        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir)
+        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress)
 
 
 def _run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
-    cache_dir: str | None,
+    cache_dir: str | None, progress: Progress | None,
 ) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
@@ -156,7 +162,7 @@ def _run(
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files, digests if first_pass is not None else None)
     sources: set[str] = set()
     if kept is None:
-        context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs)
+        context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs, progress)
     extra: list[str] = []
     unseen = False
     if beyond:
@@ -235,6 +241,8 @@ def _run(
         report.findings.extend(result.findings)
         report.notes.extend(result.notes)
         report.files.append(result.path)
+        if progress is not None:
+            progress(len(report.files), len(checked), "checked")
         for key, (conflict, count) in result.conflicts.items():
             conflicts[key] = met(conflicts.get(key), conflict, count)
         if cache is not None and result.cache_key is not None and not result.cached:
@@ -357,11 +365,12 @@ class _Context:
         if loaded.problems or any(s is not None and s.problems for s in map(_source, resources)):
             self.broken.append(loaded)
 
-    def read(self, files: Iterable[str], stdin: bytes | None, sources: set[str] | None, jobs: int = 1) -> None:
+    def read(self, files: Iterable[str], stdin: bytes | None, sources: set[str] | None, jobs: int = 1, progress: Progress | None = None) -> None:
         """What the mesh context needs of these files; `sources` collects those that hold mesh-wide
         sources (inputs only: files read for context alone widen nothing). A big tree is read by
         `jobs` workers, each a range of its files into a context of its own; the ranges' contexts
-        are merged in file order, which is what reading them one after the other gives."""
+        are merged in file order, which is what reading them one after the other gives. `progress`
+        is told of each file as it is merged."""
         todo = []
         for path in files:
             real = inputs.real(path)
@@ -371,7 +380,6 @@ class _Context:
             if inputs.helm_chart_of(path) is not None:
                 continue  # a chart's template says nothing until Helm renders it
             todo.append(path)
-        parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, tuple[list[bytes], bool, str | None]]]]]
         if jobs > 1 and stdin is None and parallel.worth_forking(todo, jobs):
             # Ranges that shrink towards the end, so that the workers finish together; each range's
             # context is merged here, so they are fewer and longer than the second pass's tasks.
@@ -379,11 +387,20 @@ class _Context:
             # While the workers read, this process loads what the second pass's workers would each load.
             from meshlint.engine.warmup import load_for_checks
 
-            parts = parallel.map_in_workers(self._read_range, [todo[a:b] for a, b in pairwise(bounds)], jobs, load_for_checks)
+            ranges = [todo[a:b] for a, b in pairwise(bounds)]
+            with contextlib.closing(parallel.each_in_workers(self._read_range, ranges, jobs, load_for_checks)) as parts:
+                self._merge(parts, sources, len(todo), progress)  # each range as it comes
         else:
             # One file at a time: its facts are hashed and dropped before the next is read (a list of
             # every file's facts held the text of every context document until the pass was over).
-            parts = [(None, ((path, self._read_one(self.mesh, path, stdin)) for path in todo))]
+            self._merge([(None, ((path, self._read_one(self.mesh, path, stdin)) for path in todo))], sources, len(todo), progress)
+
+    def _merge(
+        self, parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, tuple[list[bytes], bool, str | None]]]]], sources: set[str] | None,
+        found: int, progress: Progress | None,
+    ) -> None:
+        """The ranges' contexts into this one, and each file's facts into the cache's digest, in file order."""
+        done = 0
         for mesh, read in parts:
             if mesh is not None:
                 self.mesh.merge(mesh)
@@ -394,6 +411,9 @@ class _Context:
                     self.facts.update(fact)
                 if source and sources is not None and path != inputs.STDIN:
                     sources.add(path)
+                if progress is not None:
+                    done += 1
+                    progress(done, found, "read")
 
     def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, tuple[list[bytes], bool, str | None]]]]:
         """In a worker: a range of the files, read into a context that starts as this one's sign."""

@@ -299,9 +299,10 @@ _BINARY = getattr(os, "O_BINARY", 0)
 
 
 def read(path: str) -> bytes:
-    """Read one input. Raises OSError for a file that vanished or cannot be read."""
+    """Read one input. Raises OSError for a file that vanished or cannot be read, and InputError for
+    a stdin that cannot be read (the run has no other input in its place)."""
     if path == STDIN:
-        return sys.stdin.buffer.read()
+        return _read_stdin()
     if OVERLAY:
         data = OVERLAY.get(os.path.realpath(path))
         if data is not None:
@@ -316,6 +317,15 @@ def read(path: str) -> bytes:
         return parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
+
+
+def _read_stdin() -> bytes:
+    if sys.stdin is None:  # `meshlint check - <&-`
+        raise InputError(f"{STDIN_NAME}: cannot read: stdin is closed")
+    try:
+        return sys.stdin.buffer.read()
+    except OSError as err:  # a folder (`< /`), a terminal that hung up
+        raise InputError(f"{STDIN_NAME}: cannot read: {err.strerror or err}") from err
 
 
 def display_name(path: str) -> str:
