@@ -55,6 +55,9 @@ def _notes(outcome: Outcome, unsafe: bool) -> list[str]:
     first = outcome.first
     never = [f for f in first.findings if f.fixable(unsafe) and not first.fix_reachable(f)]
     notes = list(outcome.notes)
+    linked_out = sorted({f.path for f in never if f.path in first.linked_out})
+    notes.extend(f"{path}: a symbolic link out of the named paths; --fix does not write through it" for path in linked_out)
+    never = [f for f in never if f.path not in first.linked_out]
     if never:
         are = "s are" if len(never) != 1 else " is"
         notes.append(f"{len(never)} fixable finding{are} in stdin, files not given or files with a syntax error, which --fix never writes")
