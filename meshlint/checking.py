@@ -282,6 +282,7 @@ def check(
                 progress.clear()  # before any note, diff or report is written
 
     fixing: list[str] = []
+    unwritten: list[str] = []  # files --fix could not write, a line each: their findings stay, and the run fails
     if fix or show_diff:
         from meshlint.fix import command  # only --fix and --diff load the fixing code
 
@@ -291,7 +292,7 @@ def check(
             for note in [] if quiet else fixing:
                 echo(f"meshlint: {note}", err=True)
             sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
-        report, fixing = command.fix(lint, unsafe_fixes, shown)
+        report, fixing, unwritten = command.fix(lint, unsafe_fixes, shown)
     else:
         report = lint()
     report.unsafe_fixes = unsafe_fixes
@@ -307,14 +308,13 @@ def check(
         notes += [f"{baseline_file}: stale entry, no such finding any more: {baseline.Entry(**e)}" for e in report.summary.stale_baseline]
     if changed is not None:
         changes.apply(report, changed)
-    if not quiet:
-        for note in notes:
-            echo(f"meshlint: {note}", err=True)
+    for note in ([] if quiet else notes) + unwritten:
+        echo(f"meshlint: {note}", err=True)
     _write_reports(report, reports, color_choice="never" if no_color else color_choice, statistics=statistics, quiet=quiet, docs_url=config.docs_url)
     failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
-    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if failing or unwritten else EXIT_CLEAN)
 
 
 def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> int:

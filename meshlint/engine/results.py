@@ -140,6 +140,8 @@ class Report:
     writable: frozenset[str]  # inputs `--fix` may write: named or walked, not stdin, not widened
     unsafe_fixes: bool  # `--unsafe-fixes`: unsafe fixes count as fixable too
     broken: frozenset[str]  # inputs with a syntax problem (FileResult.unparsed): `--fix` never writes them
+    trees: frozenset[str]  # the named folders and named files' folders, resolved: `--fix` writes only inside them
+    linked_out: frozenset[str]  # inputs reached through a symbolic link out of `trees`: read, never written
 
     def __init__(
         self,
@@ -153,6 +155,8 @@ class Report:
         writable: frozenset[str] = frozenset(),
         unsafe_fixes: bool = False,
         broken: frozenset[str] = frozenset(),
+        trees: frozenset[str] = frozenset(),
+        linked_out: frozenset[str] = frozenset(),
     ) -> None:
         self.findings = findings
         self.summary = summary
@@ -164,12 +168,16 @@ class Report:
         self.writable = writable
         self.unsafe_fixes = unsafe_fixes
         self.broken = broken
+        self.trees = trees
+        self.linked_out = linked_out
 
     def fix_reachable(self, finding: Finding) -> bool:
         """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere
-        (stdin, a widened file, a file with a syntax problem) stays in JSON and SARIF for other tools, but is
-        neither marked [*] nor counted as fixable: `--fix` would not make it."""
-        return finding.path in self.writable and finding.path not in self.broken
+        (stdin, a widened file, a file through a symbolic link out of the named paths, a file with a
+        syntax problem) stays in JSON and SARIF for other tools, but is neither marked [*] nor counted
+        as fixable: `--fix` would not make it."""
+        path = finding.path
+        return path in self.writable and path not in self.broken and path not in self.linked_out
 
     def fix_offered(self, finding: Finding) -> bool:
         """`--fix` (with `--unsafe-fixes` when this run has it) would try this finding's fix."""

@@ -229,7 +229,10 @@ def _run(
         results = map(check, checked)
 
     writable = frozenset(f for f in files if f != inputs.STDIN)  # what --fix may write: never stdin or widened files
-    report = Report([], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on, writable=writable)
+    report = Report(
+        [], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on, writable=writable,
+        trees=collected.trees, linked_out=collected.linked_out,
+    )
     for loaded in context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}

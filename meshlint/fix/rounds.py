@@ -35,6 +35,7 @@ class Outcome:
     fixed: dict[str, bytes]  # path -> bytes with every kept fix applied
     applied: list[Finding]  # the findings whose fix was kept
     notes: list[str]  # fixes left out, and why
+    withheld: set[tuple[str, str]]  # (fingerprint, fix title) of the fixes left out
     rounds: list[dict[str, tuple[bytes, tuple[Edit, ...]]]]  # per round: path -> (before, edits)
 
     def __init__(
@@ -54,6 +55,7 @@ class Outcome:
         self.applied = [] if applied is None else applied
         self.notes = [] if notes is None else notes
         self.rounds = [] if rounds is None else rounds
+        self.withheld = set()
 
     @property
     def changed(self) -> list[str]:
@@ -75,6 +77,12 @@ def fix_session(lint: Callable[[], Report], unsafe: bool = False, eligible: Call
         return _Session(lint, unsafe, eligible).run()
     finally:
         inputs.OVERLAY.clear()
+
+
+def withhold(report: Report, refused: set[tuple[str, str]]) -> None:
+    """A fix left out is no longer offered: the report after --fix marks only what --fix would do."""
+    report.findings = [f._replace(fix=None) if f.fix is not None and (f.fingerprint, f.fix.title) in refused else f for f in report.findings]
+    report.summary.count(report.findings, report.fix_reachable)
 
 
 class _Session:
@@ -103,10 +111,8 @@ class _Session:
                 if not mesh_wide:
                     break  # the next round would try the same again
                 mesh_first = False
-        # A fix left out is no longer offered: the report after --fix marks only what --fix would do.
-        report = outcome.report
-        report.findings = [f._replace(fix=None) if f.fix is not None and (f.fingerprint, f.fix.title) in self.refused else f for f in report.findings]
-        report.summary.count(report.findings, report.fix_reachable)
+        outcome.withheld = self.refused
+        withhold(outcome.report, self.refused)
         return outcome
 
     def _candidates(self, report: Report) -> list[Finding]:

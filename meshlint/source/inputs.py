@@ -100,6 +100,18 @@ def forget_paths() -> None:
     _REAL.clear()
 
 
+def within(real_path: str, roots: frozenset[str]) -> bool:
+    """`real_path` is one of `roots` or lies inside one (a set of resolved folders): a file reached
+    through a symbolic link (to it, or to a folder on its way) that leads out of them is not."""
+    current = real_path
+    while current not in roots:
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+    return True
+
+
 class InputError(Exception):
     """A path named on the command line that cannot be read: exit 2."""
 
@@ -109,10 +121,14 @@ class Inputs:
 
     files: list[str]
     warnings: list[str]
+    trees: frozenset[str]  # each named folder and each named file's folder, resolved: where `--fix` may write
+    linked_out: frozenset[str]  # files reached through a symbolic link that leads out of every tree
 
     def __init__(self, files: list[str] | None = None, warnings: list[str] | None = None) -> None:
         self.files = [] if files is None else files
         self.warnings = [] if warnings is None else warnings
+        self.trees = frozenset()
+        self.linked_out = frozenset()
 
 
 class Excluder:
@@ -214,6 +230,8 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
     inputs = Inputs()
     seen: set[str] = set()
     excluder = Excluder(exclude, base)
+    trees: set[str] = set()
+    leaving: set[str] = set()  # files whose real path is out of the tree they were found in
     for path in paths:
         if path == STDIN:
             inputs.files.append(STDIN)
@@ -223,20 +241,29 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
                 raise InputError(f"{path}: broken symbolic link")
             raise InputError(f"{path}: no such file or directory")
         if os.path.isdir(path):
-            _walk(path, inputs, seen, excluder, _GitIgnores(path))
+            trees.add(real(path))
+            _walk(path, inputs, seen, excluder, _GitIgnores(path), leaving)
         else:
+            folder = real(os.path.dirname(path) or ".")
+            trees.add(folder)
             if not os.access(path, os.R_OK):
                 raise InputError(f"{path}: permission denied")
             if excluder.excludes(path):
                 continue
             real_path = real(path)
+            if os.path.dirname(real_path) != folder:  # a link, to somewhere else: maybe out of the trees
+                leaving.add(path)
             if real_path not in seen:
                 seen.add(real_path)
                 inputs.files.append(path)
+    inputs.trees = frozenset(trees)
+    inputs.linked_out = frozenset(path for path in leaving if not within(real(path), inputs.trees))
     return inputs
 
 
-def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignores: _GitIgnores) -> None:
+def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignores: _GitIgnores, leaving: set[str]) -> None:
+    """Add the files below `top` to `inputs`; to `leaving`, those a symbolic link takes out of `top`."""
+    root = real(top)
     visited_dirs: set[str] = set()
     stack = [top]
     while stack:
@@ -246,6 +273,7 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             inputs.warnings.append(f"{directory}: symbolic link loop; skipped")
             continue
         visited_dirs.add(real_dir)
+        left = not _under(real_dir, root)  # through a link to a folder elsewhere
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as err:
@@ -279,9 +307,15 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
                 real_file = real(path) if entry.is_symlink() else _REAL.setdefault(path, inside + entry.name)
                 if real_file in seen:
                     continue
+                if left or (entry.is_symlink() and not _under(real_file, root)):
+                    leaving.add(path)
                 seen.add(real_file)
                 inputs.files.append(path)
         stack.extend(reversed(subdirs))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
 def _is_ancestor(target: str, current: str, visited: set[str]) -> bool:
@@ -311,10 +345,7 @@ def read(path: str) -> bytes:
     # first pass and the check), and the object's set-up was half of each small file's read.
     fd = os.open(path, os.O_RDONLY | _BINARY)
     try:
-        parts: list[bytes] = []
-        while chunk := os.read(fd, _READ_SIZE):
-            parts.append(chunk)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return read_all(fd)
     finally:
         os.close(fd)
 
@@ -326,6 +357,14 @@ def _read_stdin() -> bytes:
         return sys.stdin.buffer.read()
     except OSError as err:  # a folder (`< /`), a terminal that hung up
         raise InputError(f"{STDIN_NAME}: cannot read: {err.strerror or err}") from err
+
+
+def read_all(fd: int) -> bytes:
+    """Everything left to read from an open descriptor."""
+    parts: list[bytes] = []
+    while chunk := os.read(fd, _READ_SIZE):
+        parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def display_name(path: str) -> str:
