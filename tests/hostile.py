@@ -12,13 +12,14 @@ HUGE = "9" * 5000  # past Python's int-conversion limit (4300 digits)
 
 
 def job(command: str, env: list[tuple[str, str]] = ()) -> str:
-    """A meshed Job whose one container runs `command` with `sh -c`."""
+    """A meshed Job whose one container runs `command` with `sh -c` (in a block scalar, which holds any text)."""
     entries = "".join(f"\n            - {{name: {name}, value: {json.dumps(value)}}}" for name, value in env)
     return (
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    metadata:\n"
         '      annotations: {sidecar.istio.io/inject: "true"}\n    spec:\n      restartPolicy: Never\n      containers:\n'
-        f"        - name: job\n          image: job\n          command: [\"sh\", \"-c\", {json.dumps(command)}]\n"
+        "        - name: job\n          image: job\n          command: [sh, -c]\n"
         + (f"          env:{entries}\n" if env else "")
+        + "          args:\n            - |\n" + "".join(f"              {line}\n" for line in command.split("\n"))
     )
 
 

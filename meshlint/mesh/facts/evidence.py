@@ -71,6 +71,7 @@ def env_evidence(environment: Environment) -> list[Evidence]:
         if addresses.own_address(name):
             continue
         origin = f" from {variable.source}" if variable.source else ""
+        origin += f"; {variable.cut}" if variable.cut else ""
         if value is not None:
             address = addresses.dialed(value)
             if address is not None:
