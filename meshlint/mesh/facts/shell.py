@@ -48,6 +48,8 @@ _SIGNALS = {"0": "EXIT", "1": "HUP", "2": "INT", "3": "QUIT", "15": "TERM"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KUBERNETES_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SHORT = 60  # characters of a command a message quotes
+_ESCAPE = re.compile(r"\\(.)")  # outside quotes a backslash escapes any character
+_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')  # inside double quotes, only these
 # Bounds of `$(VAR)` expansion: real values grow by a few names and ports, and nest a few variables deep.
 MAX_EXPANSION_GROWTH = 4096
 MAX_EXPANSION_DEPTH = 16
@@ -634,7 +636,7 @@ class _Reader:
         if depth >= MAX_NESTING:
             return node.text, False
         if kind in ("word", "number", "special_variable_name", "variable_name", "extglob_pattern"):
-            return re.sub(r"\\(.)", r"\1", node.text.replace("\\\n", "")), True
+            return _unescaped(node.text.replace("\\\n", ""), _ESCAPE), True
         if kind == "raw_string":
             return node.text[1:-1], True
         if kind == "ansi_c_string":
@@ -647,7 +649,7 @@ class _Reader:
                 if child.type in ('"', '$"'):
                     continue
                 if child.type == "string_content":
-                    text, part_known = re.sub(r'\\([$`"\\\n])', r"\1", child.text), True
+                    text, part_known = _unescaped(child.text, _QUOTED_ESCAPE), True
                 else:
                     text, part_known = self.value(child, shell, depth + 1)
                 room -= len(text)
@@ -793,6 +795,11 @@ def _is_test(node: Syntax) -> bool:
 
 def _kubernetes_reference(node: Syntax) -> bool:
     return bool(_KUBERNETES_VAR.fullmatch(node.text))
+
+
+def _unescaped(text: str, escape: re.Pattern[str]) -> str:
+    """The text with its backslash escapes resolved (most words have none: no regex runs for them)."""
+    return escape.sub(r"\1", text) if "\\" in text else text
 
 
 def _ansi_c(text: str) -> str:
