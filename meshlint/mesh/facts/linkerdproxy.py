@@ -269,11 +269,9 @@ def port_ranges(text: str | None) -> list[tuple[int, int]]:
 def probe_port(container: Container, node: Node) -> int | None:
     """A tcpSocket probe's port as a number (a name is looked up among the container's ports)."""
     value = node.value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
+    if isinstance(value, int) or numbers.digits(value if isinstance(value, str) else ""):
+        return numbers.port(value)
     if isinstance(value, str):
-        if numbers.digits(value):
-            return numbers.port(value)
         return next((number for number, name, _ in container.ports if name == value), None)
     return None
 
