@@ -12,11 +12,13 @@ import os
 import stat
 from typing import Any
 
+from meshlint import numbers
 from meshlint.report import FORMATS
 
 # What an option takes: nothing (a flag), any text, a path (click.Path: when it exists it must be
 # readable), a file (a path, not a folder), a count (an integer >= 0) or one of `choices`.
 FLAG, TEXT, PATH, FILE, COUNT, CHOICE = "flag", "text", "path", "file", "count", "choice"
+MAX_COUNT = 10**18 - 1  # above it click refuses the value and says why
 
 
 class Option:
@@ -44,8 +46,8 @@ class Option:
         """The value as click converts it, or None where click would refuse it (click then says why)."""
         if self.kind == CHOICE:
             return value if value in self.choices else None
-        if self.kind == COUNT:  # (past 4300 digits int() refuses: click's error then, not a traceback)
-            return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
+        if self.kind == COUNT:
+            return numbers.whole(value, MAX_COUNT)
         if self.kind in (PATH, FILE) and not usable_path(value, folder_ok=self.kind == PATH):
             return None
         return value

@@ -13,6 +13,7 @@ import tracemalloc
 
 import pytest
 from click.testing import CliRunner
+from hostile import ODD_DIGITS, QUIT, deployment, doubling_env, job
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,66 @@ def test_check_survives_mutated_yaml(tmp_path, data):
     for finding in report["findings"]:
         assert finding["path"] == str(path)
         assert 1 <= finding["line"] <= line_count + 1 and finding["column"] >= 1, finding
+
+
+# --- shapes that broke readers: odd and huge numbers, long chains, deep nesting, doubling values --------
+
+# Text that is no number to Go's strconv, though Python may take it: other scripts' digits, super-
+# and subscripts, thousands of digits, numbers past any range, signs and spaces.
+ODD_NUMBERS = st.one_of(
+    st.sampled_from(ODD_DIGITS),
+    st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=6),
+    st.integers(4300, 6000).map(lambda n: "9" * n),
+    st.integers(0, 2**80).map(str),
+    st.sampled_from(["+80", "-1", " 80", "0080", "8_0", "0x50", "80.0", "1e3"]),
+)
+
+
+def _number_places(number: str) -> list[str]:
+    """Manifests with `number` where a port, a count or seconds go."""
+    quoted = json.dumps(number)
+    meshed = {"sidecar.istio.io/inject": "true"}
+    return [
+        job(f"./work; curl -XPOST http://localhost:{number}/quitquitquit"),
+        job(f"./work; pilot-agent request --debug-port={number} POST quitquitquit; nc db {number}"),
+        job(f"linkerd-await --shutdown --port {number} -- ./work", env=[("DB_PORT", number)]),
+        deployment(meshed, f"readinessProbe: {{httpGet: {{port: {quoted}}}}}, livenessProbe: {{tcpSocket: {{port: {quoted}}}}}"),
+        deployment({**meshed, "traffic.sidecar.istio.io/excludeInboundPorts": number, "traffic.sidecar.istio.io/includeOutboundPorts": f"80,{number}",
+                    "proxy.istio.io/config": f"terminationDrainDuration: {number}s"}),
+        deployment({"linkerd.io/inject": "enabled", "config.linkerd.io/skip-inbound-ports": f"{number}-{number}", "config.linkerd.io/proxy-admin-port": number,
+                    "config.alpha.linkerd.io/proxy-wait-before-exit-seconds": number}, f"livenessProbe: {{tcpSocket: {{port: {quoted}}}}}"),
+        "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: p}\nspec:\n  portLevelMtls:\n"
+        f"    ? {quoted}\n    : {{mode: DISABLE}}\n",
+    ] + ([deployment(meshed, f"lifecycle: {{preStop: {{sleep: {{seconds: {number}}}}}}}").replace("spec:\n      containers", f"spec:\n      terminationGracePeriodSeconds: {number}\n      containers")]
+         if number.isascii() and number.isdigit() else [])
+
+
+@st.composite
+def hostile_manifest(draw) -> str:
+    shape = draw(st.sampled_from(["number", "chain", "nesting", "doubling"]))
+    if shape == "number":
+        return draw(st.sampled_from(_number_places(draw(ODD_NUMBERS))))
+    if shape == "chain":
+        operators = draw(st.lists(st.sampled_from([" && ", " || ", " | ", "; "]), min_size=1, max_size=3))
+        steps = draw(st.integers(300, 3000))
+        return job("".join(f"./s{operators[i % len(operators)]}" for i in range(steps)) + QUIT)
+    if shape == "nesting":
+        opener, closer = draw(st.sampled_from([("$(", ")"), ("( ", " )"), ("if ./c; then ", "; fi"), ("sh -c \"", "\""), ('"${A:-', '}"')]))
+        levels = draw(st.integers(100, 180 if "{" in opener else 600))
+        return job("echo " + opener * levels + QUIT + closer * levels)
+    return job("./work; " + QUIT, env=doubling_env(draw(st.integers(20, 60))))
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=hostile_manifest())
+def test_check_reads_hostile_shapes_as_findings(tmp_path, text):
+    """Each shape used to end the run (an internal error) or never end it; now each is findings."""
+    _, (first, second) = check_twice(tmp_path, text.encode("utf-8"))
+    assert first.exception is None or isinstance(first.exception, SystemExit), first.exception
+    assert first.exit_code in (0, 1), first.stderr
+    assert "internal error" not in first.stderr
+    assert (first.exit_code, first.stdout) == (second.exit_code, second.stdout)
 
 
 @settings(max_examples=150, deadline=None)

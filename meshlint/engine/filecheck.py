@@ -3,8 +3,10 @@ the file's own checks (its syntax problems) and its suppressions."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from meshlint.engine.governance import Governance
@@ -25,6 +27,59 @@ from meshlint.suppressions import Suppression, annotation_suppression, comment_s
 if TYPE_CHECKING:
     from meshlint.engine.run import Plan
     from meshlint.engine.streams import Range
+
+
+class CheckFailed(Exception):
+    """A rule's check raised (its cause): which rule, and on which resource."""
+
+    def __init__(self, rule: Rule | None, resource: Resource | None) -> None:
+        super().__init__(rule, resource)
+        self.rule, self.resource = rule, resource
+
+    def where(self) -> str:
+        """` in ML201 on Job j (line 3)`: what to name beside the error."""
+        rule = f" in {self.rule.code}" if self.rule is not None else ""
+        resource = self.resource
+        return rule + (f" on {resource.kind} {resource.name} (line {resource.root.pos.line})" if resource is not None else "")
+
+
+def contained(check: Callable[[str], FileResult]) -> Callable[[str], FileResult]:
+    """`check`, where an unexpected error on one file costs that file only. Such an error is a bug of
+    meshlint's that the input meets (bad input itself gives findings or a note, never an error), so
+    the file is not checked: it is reported as passed over, on one line that names the file, the
+    error and, when a rule raised it, the rule and the resource; every other file's findings stand.
+    As with any input passed over, `--fail-on-skipped` makes the run exit 1 for it: exit code 2 is
+    kept for a run that cannot be made at all, and a report of every other file is worth more than
+    none. MESHLINT_DEBUG=1 prints the traceback too."""
+    return partial(_contained, check)
+
+
+def _contained(check: Callable[[str], FileResult], path: str) -> FileResult:
+    try:
+        return check(path)
+    except Exception as err:
+        return not_checked(path, err)
+
+
+def not_checked(path: str, err: Exception) -> FileResult:
+    """The result of a file whose check failed with `err`."""
+    result = FileResult(inputs.display_name(path))
+    result.summary = Summary(files=1, skipped_files=1, skipped_inputs=[SkippedInput(result.path, internal_error(err))])
+    return result
+
+
+def internal_error(err: Exception) -> str:
+    """An unexpected error on one line: what raised it, and where when a rule did (the traceback
+    too, on stderr, with MESHLINT_DEBUG=1)."""
+    if os.environ.get("MESHLINT_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exception(err)
+    where = err.where() if isinstance(err, CheckFailed) else ""
+    cause = err.__cause__ if isinstance(err, CheckFailed) and err.__cause__ is not None else err
+    text = " ".join(str(cause).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"internal error{where}: {type(cause).__name__}{': ' if text else ''}{text} (set MESHLINT_DEBUG=1 for details)"
 
 
 def check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
@@ -94,11 +149,15 @@ class FileCheck:
         # The loop over checks is written out here, not a call to `_check`: most checks find nothing,
         # and a resource makes some fifteen of them.
         about, contexts, ways = item.resource, governed.contexts, item.ways
-        for rule, way in self.dispatch.plan(item.shape):
-            context = contexts[rule.code]
-            for subject, pods in ways[way]:
-                for issue in rule.check(subject, context):
-                    self._found(rule, issue, about, pods, lines, governed)
+        rule: Rule | None = None
+        try:
+            for rule, way in self.dispatch.plan(item.shape):
+                context = contexts[rule.code]
+                for subject, pods in ways[way]:
+                    for issue in rule.check(subject, context):
+                        self._found(rule, issue, about, pods, lines, governed)
+        except Exception as err:
+            raise CheckFailed(rule, about) from err
         self.annotations.extend(suppressions_in(self.loaded.path, [], [(about, [view.template for view in item.views])]))
 
     def _check(self, rule: Rule, subject: Any, about: Resource | None, pods: list[Any], lines: Sequence[str], governed: Governance) -> None:
@@ -143,7 +202,10 @@ class FileCheck:
         file_findings = self.findings
         self.findings = []
         for rule in self.dispatch.file_rules:
-            self._check(rule, loaded, None, [], loaded.lines, self.governed)
+            try:
+                self._check(rule, loaded, None, [], loaded.lines, self.governed)
+            except Exception as err:
+                raise CheckFailed(rule, None) from err
         file_findings, self.findings = self.findings, file_findings
         result.summary = summary
         result.unparsed = bool(loaded.problems)

@@ -23,7 +23,7 @@ from meshlint.engine.cache import (
     open_cache,
     worth_caching,
 )
-from meshlint.engine.filecheck import check_file, finding, source_line
+from meshlint.engine.filecheck import check_file, contained, finding, internal_error, source_line
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
@@ -183,6 +183,7 @@ def _run(
     inputs.forget_paths()  # the second pass asks few realpaths (fragments, fingerprints): keep no table of every file's
     governed = {path: governing.of(path) for path in checked}
     context.files_of_configs()  # the mesh.context files of configs met only now
+    notes.extend(context.failed)
     # A mesh.context file that does not parse is kept out: the report needs its documents with every
     # mark, and pickling a big broken file's would cost more than reading it again until it is fixed.
     if first_pass is not None and kept is None and not context.unsure and not context.broken:
@@ -218,7 +219,7 @@ def _run(
         checker: Callable[[Plan, str, bytes | None], FileResult] = partial(check_stream, jobs=jobs)
     else:
         checker = check_file
-    check = partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker)
+    check = contained(partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker))
     results: Iterable[FileResult]
     forking = not one_stream and parallel.worth_forking(checked, jobs)
     if forking and cache is not None:
@@ -262,6 +263,11 @@ def _run(
     return report
 
 
+# What one file gives the first pass: the facts it gave, whether it holds a mesh-wide source, the digest
+# of its bytes, and a note when an unexpected error cut its reading short.
+_Read = tuple[list[bytes], bool, str | None, str | None]
+
+
 class _Context:
     """The first pass. The context takes its facts from each resource as it is read, and the resource
     is dropped: a tree with thousands of Services keeps thousands of small facts, not documents."""
@@ -296,6 +302,7 @@ class _Context:
         self.stdin_lines: Sequence[str] | None = None
         self.digests = digests
         self.unsure = False
+        self.failed: list[str] = []  # a note for each file whose reading met an unexpected error
         if kept is not None:
             self._take_back(kept, cached)
             return
@@ -399,7 +406,7 @@ class _Context:
             self._merge([(None, ((path, self._read_one(self.mesh, path, stdin)) for path in todo))], sources, len(todo), progress)
 
     def _merge(
-        self, parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, tuple[list[bytes], bool, str | None]]]]], sources: set[str] | None,
+        self, parts: Iterable[tuple[MeshContext | None, Iterable[tuple[str, _Read]]]], sources: set[str] | None,
         found: int, progress: Progress | None,
     ) -> None:
         """The ranges' contexts into this one, and each file's facts into the cache's digest, in file order."""
@@ -407,9 +414,12 @@ class _Context:
         for mesh, read in parts:
             if mesh is not None:
                 self.mesh.merge(mesh)
-            for path, (facts, source, digest) in read:
+            for path, (facts, source, digest, failed) in read:
                 if self.digests is not None and digest != self.digests.get(path):
                     self.unsure = True  # changed since the key hashed it: this first pass is not kept
+                if failed is not None:
+                    self.failed.append(failed)
+                    self.unsure = True  # so the next run reads it again, and says so again
                 for fact in facts:
                     self.facts.update(fact)
                 if source and sources is not None and path != inputs.STDIN:
@@ -418,15 +428,15 @@ class _Context:
                     done += 1
                     progress(done, found, "read")
 
-    def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, tuple[list[bytes], bool, str | None]]]]:
+    def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, _Read]]]:
         """In a worker: a range of the files, read into a context that starts as this one's sign."""
         mesh = MeshContext(options=self.mesh.options, istio_in_use=self.mesh.istio_in_use)
         return mesh, [(path, self._read_one(mesh, path, None)) for path in paths]
 
-    def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> tuple[list[bytes], bool, str | None]:
+    def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> _Read:
         """One file into `mesh`: the facts it gave (for the cache's key), whether it holds a
-        mesh-wide source, and the digest of the bytes read when the run keeps its first pass (see
-        `read`). A resource read only as a sign of Istio adds that sign and nothing else, and gives
+        mesh-wide source, the digest of the bytes read when the run keeps its first pass (see
+        `read`), and a note when an unexpected error cut the reading short. A resource read only as a sign of Istio adds that sign and nothing else, and gives
         no fact of its own: the sign the whole first pass settles on is one (`facts_digest`), however
         the files were shared out."""
         facts: list[bytes] = []
@@ -434,7 +444,7 @@ class _Context:
         try:
             data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
         except OSError:
-            return facts, source, None  # the second pass reports it
+            return facts, source, None, None  # the second pass reports it
         read = content_digest(data) if self.digests is not None else None
         name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
         folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
@@ -445,18 +455,21 @@ class _Context:
             from meshlint.source.lines import TextLines
 
             lines = self.stdin_lines = TextLines(text)
-        for chunk, resource, context in _context_resources(mesh, name, text, lines):
-            if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
-                continue  # a profile an install may pick, unless mesh.context names it
-            if not context:
-                mesh.note_sign(resource)
-                continue
-            if self.facts.wanted:
-                facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
-                facts.append(chunk.encode())
-            mesh.add(resource, place)
-            source = source or reach.is_mesh_wide(resource)
-        return facts, source, read
+        try:
+            for chunk, resource, context in _context_resources(mesh, name, text, lines):
+                if resource.kind == HELM_VALUES and folder is None and is_helm_profile(path):
+                    continue  # a profile an install may pick, unless mesh.context names it
+                if not context:
+                    mesh.note_sign(resource)
+                    continue
+                if self.facts.wanted:
+                    facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
+                    facts.append(chunk.encode())
+                mesh.add(resource, place)
+                source = source or reach.is_mesh_wide(resource)
+        except Exception as err:  # a bug of meshlint's that this input meets: it costs this file's context only
+            return facts, source, read, f"{name}: the rest of it is left out of the mesh context: {internal_error(err)}"
+        return facts, source, read, None
 
     def facts_digest(self) -> str:
         """What the mesh context was made of, ending with the sign of Istio it settled on."""

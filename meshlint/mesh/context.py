@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.injection import Namespace
@@ -536,10 +537,9 @@ def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication
     mode = spec.path("mtls", "mode")
     port_modes = {}
     for port, node in spec.get("portLevelMtls").items():
-        try:
-            port_modes[int(port)] = Setting(node.path("mode").text, node.path("mode").pos)
-        except (TypeError, ValueError):
-            continue
+        number = numbers.port(port, zero=True)
+        if number is not None:
+            port_modes[number] = Setting(node.path("mode").text, node.path("mode").pos)
     return PeerAuthentication(
         namespace=resource.namespace,
         selector=selector,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.memo import cached_property
 from meshlint.mesh import ambient
@@ -662,6 +663,8 @@ def _grace_period(template: PodTemplate) -> Setting[Any]:
     if not node.exists or node.value is None:
         return Setting(DEFAULT_GRACE_SECONDS, None)
     if isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 0:
+        if node.value > numbers.INT64_MAX:  # the API server refuses it; as a float it would not even convert
+            return Setting(None, node.pos, "terminationGracePeriodSeconds is out of range (an int64)", local=True)
         return Setting.of(node, local=True)
     return Setting(None, node.pos, f"terminationGracePeriodSeconds {node.text!r} is not a whole number", local=True)
 

@@ -68,6 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from meshlint import numbers
 from meshlint.findings import Issue, Severity
 from meshlint.mesh import linkerd
 from meshlint.mesh.facts.durations import parse_duration
@@ -110,7 +111,7 @@ def _value_problem(key: str, value: str) -> tuple[str, str] | None:
             "the native-sidecar switch is read as a Go boolean, so this value is silently ignored and the default applies",
             'write "true" or "false" (unlike the other Linkerd annotations, not enabled/disabled)',
         )
-    if key == linkerd.WAIT_BEFORE_EXIT and not value.strip().isdigit():
+    if key == linkerd.WAIT_BEFORE_EXIT and numbers.whole(value.strip()) is None:
         return "not a whole number of seconds, so the injector ignores it", 'write a number of seconds, e.g. "10"'
     if key == linkerd.SHUTDOWN_GRACE_PERIOD and parse_duration(value) is None:
         return "not a Go duration, so the injector ignores it and the proxy keeps its 120 s default", 'write a duration such as "25s"'

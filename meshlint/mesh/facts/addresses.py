@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from meshlint import numbers
+
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?P<rest>\S*)$")
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9-]+)*|\[[0-9a-fA-F:.]+\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?):(?P<port>[0-9]{2,5})(?P<path>/\S*)?$")
 _SERVICE_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9-]+)*\.svc(\.cluster\.local)?\.?(:[0-9]+)?$")
@@ -81,12 +83,12 @@ def parse(text: str) -> Address | None:
         if port is None and not re.search(r":[^\]]*$", authority):
             port = _SCHEME_PORTS.get(scheme)
         return Address(text, scheme, host, port, slash + path)
-    if text.startswith(":") and text[1:].isdigit():
-        return Address(text, None, "", int(text[1:]), "")
+    if text.startswith(":") and numbers.digits(text[1:]):
+        return Address(text, None, "", numbers.whole(text[1:]), "")
     first = text.split(",", 1)[0]
     match = _HOST_PORT.match(first)
     if match:
-        return Address(text, None, match.group("host"), int(match.group("port")), match.group("path") or "")
+        return Address(text, None, match.group("host"), numbers.whole(match.group("port")), match.group("path") or "")
     if _SERVICE_NAME.match(first):
         host, port = _split_port(first)
         return Address(text, None, host, port, "")
@@ -102,7 +104,7 @@ def dialed(text: str) -> Address | None:
 def host_value(text: str) -> bool:
     """A bare host name (`redis`, `db.internal`): a value of a `*_HOST` setting that names a peer."""
     text = text.strip()
-    if not _HOSTNAME.match(text) or text.isdigit() or text.lower() in _WORDS_NOT_HOSTS:
+    if not _HOSTNAME.match(text) or numbers.digits(text) or text.lower() in _WORDS_NOT_HOSTS:
         return False
     return Address(text, None, text, None, "").remote
 
@@ -122,11 +124,11 @@ def _split_port(authority: str) -> tuple[str, int | None]:
     if authority.startswith("["):
         host, _, rest = authority.partition("]")
         port = rest.removeprefix(":")
-        return host + "]", int(port) if port.isdigit() else None
+        return host + "]", numbers.whole(port)
     host, colon, port = authority.rpartition(":")
     if not colon or authority.count(":") > 1:
         return authority, None
-    return host, int(port) if port.isdigit() else None
+    return host, numbers.whole(port)
 
 
 def _is_host(host: str) -> bool:

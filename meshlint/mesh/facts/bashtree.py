@@ -25,9 +25,15 @@ class Syntax(NamedTuple):
     field: str | None
     start: int  # character offsets into the script
     end: int
-    text: str
+    script: str  # the whole script, shared by every node of its tree
     named: bool
     children: tuple[Syntax, ...]
+
+    @property
+    def text(self) -> str:
+        """Cut from the script when asked: a node keeping its own copy would make nested nodes (a
+        long `&&` chain nests to the left) hold the script many times over."""
+        return self.script[self.start:self.end]
 
     def __repr__(self) -> str:
         return f"Syntax({self.type} {self.text!r} @ {self.start})"
@@ -123,7 +129,7 @@ def _convert(root: tree_sitter.Node, script: str, starts: list[int] | None, size
             pending.append(_children(child))
             continue
         start, end = char(node.start_byte), char(node.end_byte)
-        syntax = Syntax(node.type, field, start, end, script[start:end], node.is_named, tuple(done))
+        syntax = Syntax(node.type, field, start, end, script, node.is_named, tuple(done))
         stack.pop()
         pending.pop()
         if not stack:

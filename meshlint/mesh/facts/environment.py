@@ -23,6 +23,7 @@ class EnvVar(NamedTuple):
     position: Position  # the value, or the name when there is no value to point at
     source: str | None = None  # `ConfigMap app-config`, `Secret db`: where an envFrom variable comes from
     elsewhere: bool = False  # `position` is in another file than the container
+    cut: str | None = None  # why its `$(VAR)` expansion stopped short (see `kubernetes_expand`)
 
 
 class Environment:
@@ -31,6 +32,7 @@ class Environment:
     def __init__(self, container: Container, sources: EnvSources | None = None, namespace: str = "", path: str = "") -> None:
         self.variables: list[EnvVar] = []
         known: dict[str, str] = {}
+        depths: dict[str, int] = {}  # how many variables deep each known value's references go
         from_sources: list[EnvVar] = []
         for item in container.node.get("envFrom").elements():
             for kind, field in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
@@ -48,12 +50,17 @@ class Environment:
             if not name:
                 continue
             if value.exists and value.text is not None:
-                text, _ = kubernetes_expand(value.text, known.get)
-                self.variables.append(EnvVar(name, text, value.pos))
-                known[name] = text
+                expanded = kubernetes_expand(value.text, known.get, lambda name: depths.get(name, 0))
+                if expanded.cut is not None:  # its value is not all there: not known, as a Secret's
+                    self.variables.append(EnvVar(name, None, value.pos, cut=expanded.cut))
+                    known.pop(name, None)
+                    continue
+                self.variables.append(EnvVar(name, expanded.text, value.pos))
+                known[name], depths[name] = expanded.text, expanded.depth
                 continue
             variable = _value_from(name, item.get("valueFrom"), item.get("name").pos, sources, namespace, path)
             self.variables.append(variable)
+            depths.pop(name, None)
             if variable.value is not None:
                 known[name] = variable.value
             else:

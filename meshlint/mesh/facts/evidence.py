@@ -16,6 +16,7 @@ import re
 from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
 from meshlint.mesh.facts.shell import Command, Word, basename
@@ -70,6 +71,7 @@ def env_evidence(environment: Environment) -> list[Evidence]:
         if addresses.own_address(name):
             continue
         origin = f" from {variable.source}" if variable.source else ""
+        origin += f"; {variable.cut}" if variable.cut else ""
         if value is not None:
             address = addresses.dialed(value)
             if address is not None:
@@ -114,8 +116,9 @@ def env_ports(container: Container, environment: Environment, commands: list[Com
             continue
         address = addresses.dialed(value)
         port = address.port if address is not None else None
-        if port is None and address is None and name.endswith("_PORT") and value.isdigit() and not _OWN_PORT.match(name) and int(value) not in own:
-            port = int(value)
+        if port is None and address is None and name.endswith("_PORT") and not _OWN_PORT.match(name):
+            port = numbers.port(value)
+            port = None if port in own else port
         if port is not None and 0 < port <= 65535:
             origin = f" from {variable.source}" if variable.source else ""
             found.append((port, Evidence(f"env {name}={_short(value)}{origin}", variable.position, PROGRAM, value, variable.elsewhere)))
@@ -179,9 +182,10 @@ def _targets(program: str, args: list[Word]) -> list[addresses.Address]:
             found.append(addresses.Address(host, None, host, None, ""))
     if program in ("nc", "ncat", "netcat", "telnet") and not found:
         positional = [t for t in texts if not t.startswith("-")]
-        if len(positional) >= 2 and positional[1].isdigit():
+        port = numbers.port(positional[1]) if len(positional) >= 2 else None
+        if port is not None:
             host = positional[0]
-            found.append(addresses.Address(f"{host}:{positional[1]}", None, host, int(positional[1]), ""))
+            found.append(addresses.Address(f"{host}:{positional[1]}", None, host, port, ""))
     return found
 
 

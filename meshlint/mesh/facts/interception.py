@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.istio import TRAFFIC_PREFIX
 from meshlint.mesh.setting import Setting
@@ -72,8 +73,9 @@ def parse_ports(text: str) -> Parsed:
         word = item.strip()
         at = offset + (item.find(word) if word else 0)
         offset += len(item) + 1
-        if re.fullmatch(r"[0-9]+", word) and int(word) <= 65535:
-            ports.append(int(word))
+        number = numbers.port(word, zero=True)
+        if number is not None:
+            ports.append(number)
         elif re.fullmatch(r"[0-9]+\s*[-:]\s*[0-9]+", word):
             return Parsed(problem=f"{word!r} is a port range, and port lists take single ports only", offset=at)
         elif not word:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from meshlint import numbers
 from meshlint.memo import cached_property
 from meshlint.mesh import linkerd
 from meshlint.mesh.linkerd import (
@@ -259,19 +260,18 @@ def port_ranges(text: str | None) -> list[tuple[int, int]]:
     found = []
     for part in (text or "").split(","):
         low, _, high = part.strip().partition("-")
-        if low.isdigit() and (not high or high.isdigit()):
-            found.append((int(low), int(high or low)))
+        first, last = numbers.port(low, zero=True), numbers.port(high or low, zero=True)
+        if first is not None and last is not None:
+            found.append((first, last))
     return found
 
 
 def probe_port(container: Container, node: Node) -> int | None:
     """A tcpSocket probe's port as a number (a name is looked up among the container's ports)."""
     value = node.value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
+    if isinstance(value, int) or numbers.digits(value if isinstance(value, str) else ""):
+        return numbers.port(value)
     if isinstance(value, str):
-        if value.isdigit():
-            return int(value)
         return next((number for number, name, _ in container.ports if name == value), None)
     return None
 
@@ -281,7 +281,7 @@ def _uint(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value if value >= 0 else None
     text = str(value).strip() if value is not None else ""
-    return int(text) if text.isdigit() else None
+    return numbers.whole(text)
 
 
 def _helm_text(value: Any) -> str:

@@ -15,6 +15,7 @@ import math
 import re
 from typing import NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts.shell import Command
 from meshlint.model.pod import Container
@@ -45,7 +46,7 @@ def prestop_sleep(container: Container, commands: list[Command]) -> PreStopSleep
     seconds = container.node.path("lifecycle", "preStop", "sleep", "seconds")
     if seconds.exists:
         value = seconds.value
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= numbers.INT64_MAX:
             return PreStopSleep(container, float(value), seconds.pos, f"sleep: {{seconds: {value}}}", action=True)
         return None
     total, first, forms = 0.0, None, []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.injection import injected_proxy
 from meshlint.mesh.istio import GO_FALSE, GO_TRUE, REWRITE_PROBES_ANNOTATION
@@ -58,10 +59,10 @@ def _port(container: Container, node: Node | None) -> int | None:
         return None
     value = node.value
     if isinstance(value, int) and not isinstance(value, bool):
-        return value if 0 < value <= 65535 else None
+        return numbers.port(value)
     if isinstance(value, str):
-        if value.isdigit():
-            return int(value) if 0 < int(value) <= 65535 else None
+        if numbers.digits(value):
+            return numbers.port(value)
         return next((number for number, name, _ in container.ports if name == value), None)
     return None
 

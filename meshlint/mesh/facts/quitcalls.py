@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
 from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
@@ -289,13 +290,13 @@ def _method(code: str, start: int, end: int) -> str | None:
 
 def _connection(code: str) -> tuple[str, int | None]:
     """Host and port of an `http.client.HTTPConnection(...)` or a Node `http.request({...})`."""
-    python = re.search(r"""HTTP[S]?Connection\(\s*['"]([^'":]+)(?::(\d+))?['"]\s*(?:,\s*(?:port\s*=\s*)?(\d+))?""", code)
+    python = re.search(r"""HTTP[S]?Connection\(\s*['"]([^'":]+)(?::([0-9]+))?['"]\s*(?:,\s*(?:port\s*=\s*)?([0-9]+))?""", code)
     if python:
         port = python.group(2) or python.group(3)
-        return python.group(1), int(port) if port else None
+        return python.group(1), numbers.whole(port) if port else None
     host = re.search(r"""\bhost(?:name)?\s*[:=]\s*['"]([^'"]+)['"]""", code)
-    port = re.search(r"""\bport\s*[:=]\s*['"]?(\d+)""", code)
-    return (host.group(1) if host else "localhost"), (int(port.group(1)) if port else None)
+    port = re.search(r"""\bport\s*[:=]\s*['"]?([0-9]+)""", code)
+    return (host.group(1) if host else "localhost"), (numbers.whole(port.group(1)) if port else None)
 
 
 def _pilot_agent(args: list[Word], container: Container) -> list[_Found]:
@@ -312,7 +313,7 @@ def _pilot_agent(args: list[Word], container: Container) -> list[_Found]:
         if text.startswith("--debug-port"):
             value = text.partition("=")[2] or (texts[i] if i < len(texts) else "")
             i += 0 if "=" in text else 1
-            port = int(value) if value.isdigit() else port
+            port = _number_or(value, port)
         elif not text.startswith("-"):
             rest.append(text)
     if len(rest) < 2:
@@ -368,11 +369,11 @@ def _linkerd_await(args: list[Word], env: Environment) -> list[_Found]:
         if text in ("--shutdown", "-S"):
             shutdown = True
         elif text in ("--port", "-p") and i < len(args):
-            port = int(args[i].text) if args[i].text.isdigit() else port
+            port = _number_or(args[i].text, port)
             i += 1
         elif text.startswith("--port="):
             value = text.partition("=")[2]
-            port = int(value) if value.isdigit() else port
+            port = _number_or(value, port)
         elif not text.startswith("-"):
             break
     if not shutdown:
@@ -381,6 +382,12 @@ def _linkerd_await(args: list[Word], env: Environment) -> list[_Found]:
     problem = f"{disabled} is set, so linkerd-await runs the program without sending /shutdown" if disabled else None
     address = addresses.Address(f"localhost:{port}/shutdown", None, "localhost", port, "/shutdown")
     return [(LINKERD_SHUTDOWN, "linkerd-await", "POST", address, problem, None, None)]
+
+
+def _number_or(text: str, default: int) -> int:
+    """A port as written (a wrong one is reported as such), or `default` when the text is no number."""
+    number = numbers.whole(text)
+    return default if number is None else number
 
 
 def _short(text: str) -> str:

@@ -15,6 +15,7 @@ env, Kubernetes' own `$(VAR)` expansion of command and args.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -46,6 +47,15 @@ _TESTS = frozenset(("[", "[[", "test", "true", "false", ":"))
 _SIGNALS = {"0": "EXIT", "1": "HUP", "2": "INT", "3": "QUIT", "15": "TERM"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KUBERNETES_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHORT = 60  # characters of a command a message quotes
+_ESCAPE = re.compile(r"\\(.)")  # outside quotes a backslash escapes any character
+_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')  # inside double quotes, only these
+# Bounds of `$(VAR)` expansion: real values grow by a few names and ports, and nest a few variables deep.
+MAX_EXPANSION_GROWTH = 4096
+MAX_EXPANSION_DEPTH = 16
+# How deep statements (or the parts of one word) are read inside one another; past it a construct is
+# opaque. Real scripts nest a few levels; the bound keeps the reader well within Python's stack.
+MAX_NESTING = 64
 _BARE_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*]|\$\{[@*]\}")  # `sh -c "$CMD"`: a script the manifest does not hold
 
 
@@ -186,20 +196,43 @@ def shell_invocation(words: list[Word]) -> tuple[int, str | None, bool] | None:
     return i, f"`{flags}`" if errexit else None, pipefail
 
 
-def kubernetes_expand(text: str, env: Callable[[str], str | None]) -> tuple[str, bool]:
-    """Kubernetes' own `$(VAR)` expansion of command and args: defined variables are replaced, others
-    stay as written (and are then not known)."""
-    known = True
+class Expansion(NamedTuple):
+    """A value after Kubernetes' `$(VAR)` expansion."""
 
-    def value(match: re.Match[str]) -> str:
-        nonlocal known
-        found = env(match.group(1))
-        if found is None:
+    text: str
+    known: bool  # every reference was replaced
+    depth: int = 0  # how many variables deep its references go (0: it has none)
+    cut: str | None = None  # why references were left as written although their variables are defined
+
+
+def kubernetes_expand(text: str, env: Callable[[str], str | None], depth_of: Callable[[str], int] = lambda name: 0) -> Expansion:
+    """Kubernetes' own `$(VAR)` expansion of command, args and env values: defined variables are
+    replaced, others stay as written (and are then not known). Each variable is expanded where it is
+    defined, so a chain of them can double a value at every step (`B=$(A)$(A)`, `C=$(B)$(B)`...): past
+    `MAX_EXPANSION_GROWTH` characters more than written, or references `MAX_EXPANSION_DEPTH` variables
+    deep (`depth_of` says how deep a variable's own value goes), the rest stay as written, and `cut` says so."""
+    pieces: list[str] = []
+    known, depth, cut, last = True, 0, None, 0
+    room = MAX_EXPANSION_GROWTH
+    for match in _KUBERNETES_VAR.finditer(text):
+        pieces.append(text[last:match.start()])
+        last = match.end()
+        name = match.group(1)
+        found = env(name)
+        level = depth_of(name) + 1 if found is not None else 0
+        if found is not None and cut is None and level > MAX_EXPANSION_DEPTH:
+            cut = f"its $(VAR) expansion was cut: references go more than {MAX_EXPANSION_DEPTH} variables deep"
+        elif found is not None and cut is None and len(found) - len(match.group(0)) > room:
+            cut = f"its $(VAR) expansion was cut at {MAX_EXPANSION_GROWTH} characters more than written"
+        if found is None or cut is not None:
             known = False
-            return match.group(0)
-        return found
-
-    return _KUBERNETES_VAR.sub(value, text), known
+            pieces.append(match.group(0))
+            continue
+        room -= len(found) - len(match.group(0))
+        depth = max(depth, level)
+        pieces.append(found)
+    pieces.append(text[last:])
+    return Expansion("".join(pieces), known, depth, cut)
 
 
 def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], source: Node | None = None) -> list[Command]:
@@ -209,8 +242,8 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
     for node, origin in argv:
         if node.text is None:
             return []  # not a list of strings: Kubernetes rejects it
-        text, known = kubernetes_expand(node.text, env)
-        words.append(Word(text, node.text, node.pos, known, origin, node.position_at))
+        text, known, _, _ = kubernetes_expand(node.text, env)
+        words.append(Word(text, node.text, node.pos, known, origin, _places(node)))
     reader = _Reader(env)
     unwrapped = unwrap(words)
     invocation = shell_invocation(unwrapped)
@@ -220,7 +253,7 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
         at, errexit, pipefail = invocation
         reader.program(_script_of(unwrapped[at]), _Shell(errexit=errexit, pipefail=pipefail), _Flow())
     elif source is not None and source.text is not None and unwrapped and is_shell(unwrapped[0].text):
-        reader.program(Script(source.text, source.position_at, "source"), _Shell(), _Flow())
+        reader.program(Script(source.text, _places(source), "source"), _Shell(), _Flow())
     elif words:
         stdin = source.text if source is not None else None
         command = Command(tuple(words), words[0].position, " ".join(w.written for w in words), words[0].origin, exec_form=True, stdin=stdin)
@@ -286,6 +319,7 @@ class _Reader:
     def __init__(self, env: Callable[[str], str | None]) -> None:
         self.env = env
         self.commands: list[Command] = []
+        self.depth = 0  # statements being read inside one another
 
     # --- programs and statements ---
 
@@ -306,6 +340,17 @@ class _Reader:
             self.statement(child, script, shell, flow._replace(background=True, tested=True) if background else flow)
 
     def statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None = None) -> None:
+        """One statement, unless it is nested deeper than any script means to (`$($($(...)))`,
+        `sh -c` in `sh -c`...): such a construct is opaque, and what it runs is not read."""
+        if self.depth >= MAX_NESTING:
+            return
+        self.depth += 1
+        try:
+            self._statement(node, script, shell, flow, stdin)
+        finally:
+            self.depth -= 1
+
+    def _statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None) -> None:
         kind = node.type
         if kind == "command":
             self.command(node, script, shell, flow, stdin)
@@ -359,25 +404,41 @@ class _Reader:
             self.substitutions(node, script, shell, flow._replace(tested=True))
 
     def list(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
-        """`left && right`, `left || right` (tree-sitter nests longer lists to the left)."""
-        parts = [c for c in node.children if c.type != "comment"]
-        if len(parts) < 3:
+        """`left && right`, `left || right`. tree-sitter nests longer lists to the left (`a && b || c`
+        is `(a && b) || c`); the chain is read step by step from its first, as that nesting means, in
+        a loop: a script may chain thousands of steps."""
+        chain: list[tuple[str, Syntax]] = []  # (operator, right), the outermost first
+        first, parts = node, [c for c in node.children if c.type != "comment"]
+        while len(parts) >= 3:
+            chain.append((parts[1].type, parts[2]))
+            first = parts[0]
+            parts = [c for c in first.children if c.type != "comment"] if first.type == "list" else []
+        if not chain:
             for part in parts:
                 if part.named:
                     self.statement(part, script, shell, flow)
             return
-        left, operator, right = parts[0], parts[1].type, parts[2]
-        self.statement(left, script, shell, flow._replace(tested=True))
-        text = _short(_one_line(left.text))
-        if operator == "&&" and _is_test(left):
-            self.statement(right, script, shell, flow._replace(conditional=True))
-        elif operator == "&&":
-            self.statement(right, script, shell, flow._replace(guard=flow.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
-        else:
-            self.statement(right, script, shell, flow._replace(conditional=True))
-            if _exits(right) and not (flow.tested or flow.conditional or flow.trap) and shell.failing is None and shell.ended is None:
-                # `work || exit 1`: a failing `work` ends the script, as errexit would.
-                shell.failing = (Command((), script.place(left.start), text, script.origin), f"`{text} || exit`")
+        chain.reverse()
+        self.statement(first, script, shell, flow._replace(tested=True))
+        # What the steps so far are: all tests (`[ -f x ] && ...`), and their text on one line, kept
+        # no longer than a message shows of it.
+        tests, brief, end = _is_test(first), _one_line(first.text), first.end
+        for i, (operator, right) in enumerate(chain):
+            level = flow if i == len(chain) - 1 else flow._replace(tested=True)  # each inner list is a left side
+            text = _short(brief)
+            if operator == "&&" and tests:
+                self.statement(right, script, shell, level._replace(conditional=True))
+            elif operator == "&&":
+                self.statement(right, script, shell, level._replace(guard=level.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
+            else:
+                self.statement(right, script, shell, level._replace(conditional=True))
+                if _exits(right) and not (level.tested or level.conditional or level.trap) and shell.failing is None and shell.ended is None:
+                    # `work || exit 1`: a failing `work` ends the script, as errexit would.
+                    shell.failing = (Command((), script.place(first.start), text, script.origin), f"`{text} || exit`")
+            tests = tests and _is_test(right)
+            if len(brief) <= _SHORT:
+                brief = _one_line(brief + node.script[end:right.end])
+            end = right.end
 
     def if_statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
         conditions = [c for c in node.fields("condition") if c.named and c.type != "comment"]
@@ -568,31 +629,39 @@ class _Reader:
         start, last = node.start + quote, max(node.end - quote - 1, node.start)
         return Word(text, node.text, script.place(node.start), known, script.origin, lambda i: script.place(min(start + i, last)))
 
-    def value(self, node: Syntax, shell: _Shell) -> tuple[str, bool]:
-        """The text a word stands for, and whether every part of it is known."""
+    def value(self, node: Syntax, shell: _Shell, depth: int = 0) -> tuple[str, bool]:
+        """The text a word stands for, and whether every part of it is known (not when its parts
+        nest deeper than any script means to: `"${A:-"${B:-...}"}"`)."""
         kind = node.type
+        if depth >= MAX_NESTING:
+            return node.text, False
         if kind in ("word", "number", "special_variable_name", "variable_name", "extglob_pattern"):
-            return re.sub(r"\\(.)", r"\1", node.text.replace("\\\n", "")), True
+            return _unescaped(node.text.replace("\\\n", ""), _ESCAPE), True
         if kind == "raw_string":
             return node.text[1:-1], True
         if kind == "ansi_c_string":
             return _ansi_c(node.text[2:-1]), True
         if kind in ("string", "translated_string", "concatenation"):
             texts, known = [], True
+            # `A="$A$A"` line after line doubles a variable: past the bound the word is not known.
+            room = len(node.text) + MAX_EXPANSION_GROWTH
             for child in node.children:
                 if child.type in ('"', '$"'):
                     continue
                 if child.type == "string_content":
-                    texts.append(re.sub(r'\\([$`"\\\n])', r"\1", child.text))
-                    continue
-                text, part_known = self.value(child, shell)
+                    text, part_known = _unescaped(child.text, _QUOTED_ESCAPE), True
+                else:
+                    text, part_known = self.value(child, shell, depth + 1)
+                room -= len(text)
+                if room < 0:
+                    return node.text, False
                 texts.append(text)
                 known = known and part_known
             return "".join(texts), known
         if kind == "simple_expansion":
             return self.variable(node.text[1:], node.text, shell)
         if kind == "expansion":
-            return self.expansion(node, shell)
+            return self.expansion(node, shell, depth)
         if kind == "command_substitution" and _kubernetes_reference(node):
             found = self.env(node.text[2:-1])
             if found is not None:
@@ -606,7 +675,7 @@ class _Reader:
         found = self.env(name) if _NAME.match(name) else None
         return (found, True) if found is not None else (written, False)
 
-    def expansion(self, node: Syntax, shell: _Shell) -> tuple[str, bool]:
+    def expansion(self, node: Syntax, shell: _Shell, depth: int) -> tuple[str, bool]:
         """`${NAME}`, and `${NAME:-default}`, whose default is what the manifest says when NAME is unset."""
         names = [c for c in node.children if c.type == "variable_name"]
         operators = [c.text for c in node.children if c.field == "operator"]
@@ -617,11 +686,26 @@ class _Reader:
             return value, True
         if not operators:
             return node.text, False
-        parts = [self.value(c, shell) for c in node.children if c.named and c is not names[0]]
+        parts = [self.value(c, shell, depth + 1) for c in node.children if c.named and c is not names[0]]
         return "".join(p[0] for p in parts), all(p[1] for p in parts)
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _places(node: Node) -> Callable[[int], Position]:
+    """`node.position_at`, with the value's line starts found once: a script places each of its
+    commands and words, and counting the lines before each anew would be quadratic in its length."""
+    text = node.text or ""
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    placer, path = node.placer(), node.pos.path
+
+    def place(offset: int) -> Position:
+        line = bisect_right(starts, offset) - 1
+        file_line, file_column = placer(line, offset - starts[line])
+        return Position(path, file_line, file_column)
+
+    return place
 
 
 def _script_of(word: Word) -> Script:
@@ -681,29 +765,41 @@ def _heredoc(node: Syntax) -> str | None:
 
 def _exits(node: Syntax) -> bool:
     """Whether a statement ends the script: `exit`, or a `{ ...; }` group whose last command is `exit`."""
+    while node.type == "compound_statement":
+        statements = [c for c in node.named_children() if c.type != "comment"]
+        if not statements:
+            return False
+        node = statements[-1]
     if node.type == "command":
         name = node.fields("name")
         return bool(name) and name[0].text == "exit"
-    if node.type == "compound_statement":
-        statements = [c for c in node.named_children() if c.type != "comment"]
-        return bool(statements) and _exits(statements[-1])
     return False
 
 
 def _is_test(node: Syntax) -> bool:
-    """A condition that tests a value rather than doing work (`[ -f x ]`, `test`, `true`)."""
-    if node.type == "test_command":
-        return True
-    if node.type == "command":
-        name = node.fields("name")
-        return bool(name) and name[0].text in _TESTS
-    if node.type in ("list", "negated_command"):
-        return all(_is_test(c) for c in node.named_children() if c.type != "comment")
-    return False
+    """A condition that tests a value rather than doing work (`[ -f x ]`, `test`, `true`), or a list
+    or negation of such conditions only."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if item.type in ("list", "negated_command"):
+            stack.extend(c for c in item.named_children() if c.type != "comment")
+        elif item.type == "command":
+            name = item.fields("name")
+            if not name or name[0].text not in _TESTS:
+                return False
+        elif item.type != "test_command":
+            return False
+    return True
 
 
 def _kubernetes_reference(node: Syntax) -> bool:
     return bool(_KUBERNETES_VAR.fullmatch(node.text))
+
+
+def _unescaped(text: str, escape: re.Pattern[str]) -> str:
+    """The text with its backslash escapes resolved (most words have none: no regex runs for them)."""
+    return escape.sub(r"\1", text) if "\\" in text else text
 
 
 def _ansi_c(text: str) -> str:
@@ -715,5 +811,5 @@ def _one_line(text: str) -> str:
     return " ".join(text.replace("\\\n", " ").split())
 
 
-def _short(text: str, limit: int = 60) -> str:
+def _short(text: str, limit: int = _SHORT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
