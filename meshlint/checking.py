@@ -225,15 +225,16 @@ def check(
 
     rules = load_rules()
     _started()
+    where: str | Callable[[], str] | None = cache_dir
     if no_cache or fix or show_diff:
-        cache_dir = None  # --fix lints its own edits in memory, round by round: nothing to keep
+        where = None  # --fix lints its own edits in memory, round by round: nothing to keep
     elif cache_dir is None:
         from meshlint.engine.cache import default_directory
 
-        cache_dir = default_directory()
+        where = default_directory  # looked up only by a run that uses the cache
 
     def lint() -> Any:
-        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir)
+        return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=where)
 
     fixing: list[str] = []
     if fix or show_diff:
