@@ -15,24 +15,20 @@ from click.testing import CliRunner
 from meshlint.cli import main
 from meshlint.engine import cache
 
-NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: enabled\n"
-WORKER = """apiVersion: apps/v1
+# A meshed namespace, and a workload with a Service: findings, and first-pass facts of each kind kept.
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}\n"
+WORKLOAD = """apiVersion: apps/v1
 kind: Deployment
 metadata: {name: worker, namespace: shop}
 spec:
   template:
     metadata: {labels: {app: worker}}
-    spec:
-      containers:
-        - name: worker
-          image: worker:1
-"""
-SERVICE = """apiVersion: v1
+    spec: {containers: [{name: worker, image: "worker:1"}]}
+---
+apiVersion: v1
 kind: Service
 metadata: {name: worker, namespace: shop}
-spec:
-  selector: {app: worker}
-  ports: [{port: 80, targetPort: http}]
+spec: {selector: {app: worker}, ports: [{port: 80, targetPort: http}]}
 """
 
 
@@ -45,7 +41,7 @@ def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
     root.mkdir(exist_ok=True)
     (root / "namespace.yaml").write_text(NAMESPACE)
-    (root / "worker.yaml").write_text(WORKER + "---\n" + SERVICE)
+    (root / "worker.yaml").write_text(WORKLOAD)
     return root
 
 
