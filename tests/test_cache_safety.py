@@ -4,6 +4,7 @@ gives, runs nothing, and crashes nothing; a folder another user owns or may writ
 
 from __future__ import annotations
 
+import datetime
 import os
 import pickle
 import stat
@@ -13,7 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
-from meshlint.engine import cache
+from meshlint.engine import cache, keptresult
+from meshlint.engine.results import FileResult, SkippedInput, Summary
+from meshlint.findings import Finding, Position, ResourceId, Severity
+from meshlint.fix.edits import Edit, Fix
+from meshlint.mesh.scope import Claim, Conflict, Place, conflict_key
+from meshlint.mesh.setting import Setting
 
 # A meshed namespace, and a workload with a Service: findings, and first-pass facts of each kind kept.
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}\n"
@@ -238,3 +244,32 @@ def test_the_default_folder_is_the_platform_cache_directory(tmp_path, monkeypatc
     assert cache.default_directory() == str(folder)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert sorted(p.name.split("-")[0] for p in folder.iterdir()) == ["context", "results"]
+
+
+def kept_result(value: object) -> FileResult:
+    """A result with a finding of every optional part, and a conflict over `value`."""
+    fix = Fix("add it", "a.yaml", (Edit(1, 1, 1, 1, "x: 1\n"),), "unsafe", ((3, 4),))
+    finding = Finding(
+        "a.yaml", 3, 5, "ML101", "startup-race", Severity.ERROR, "message", "help", ResourceId("Deployment", "web", "shop"), "  line",
+        "chart/t.yaml", (Position("b.yaml", 1, 2),), "spec.template", "abc", fix,
+    )
+    summary = Summary(files=1, resources=2, suppressed=1, skipped_inputs=[SkippedInput("c.yaml", "a Helm template")])
+    claims = tuple(Claim(Setting(v, Position(f"{n}.yaml", 1, 1), "note", False, "canary"), Place(f"/t/{n}.yaml", "/t")) for n, v in (("x", value), ("y", 1)))
+    conflict = Conflict("proxy.holdApplicationUntilProxyStarts", claims, None)
+    return FileResult("a.yaml", [finding], summary, ["a note"], {conflict_key(conflict): (conflict, 2)}, unparsed=True)
+
+
+def test_a_kept_result_comes_back_as_it_was():
+    value = {"on": True, 1: [1.5, None, ("a", "b")], "nested": {"k": "v"}}
+    result = kept_result(value)
+    back = keptresult.decode(keptresult.encode(result))
+    assert (back.path, back.findings, vars(back.summary), back.notes, back.conflicts, back.unparsed) == (
+        result.path, result.findings, vars(result.summary), result.notes, result.conflicts, result.unparsed,
+    )
+    (conflict, _), = back.conflicts.values()
+    assert type(conflict.claims[0].setting.value[1][2]) is tuple
+
+
+@pytest.mark.parametrize("value", [datetime.date(2024, 1, 1), float("nan"), {1, 2}])
+def test_a_result_json_cannot_give_back_exactly_is_not_kept(value):
+    assert keptresult.encode(kept_result(value)) is None

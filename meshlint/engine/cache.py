@@ -32,7 +32,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from meshlint import __version__
+from meshlint.engine import keptresult
 from meshlint.engine.results import FileResult
+from meshlint.engine.shapes import Unreadable
 from meshlint.source import inputs
 
 if TYPE_CHECKING:
@@ -262,11 +264,9 @@ class ResultCache:
         if not self.fresh and not self.spoilt and self.hits == len(self.entries):
             self._touch()
             return
-        from meshlint.engine.keptresult import encode
-
         merged = {name: line for name, line in self.entries.items() if name not in self.spoilt}
         for key, result in self.fresh.items():
-            body = encode(result)
+            body = keptresult.encode(result)
             if body is not None:  # a value JSON cannot give back exactly: checked again next time
                 name = key.encode()
                 merged[name] = self._digest(name, body) + b" " + body
@@ -279,11 +279,8 @@ class ResultCache:
 
 
 def _decoded(body: bytes) -> FileResult | None:
-    from meshlint.engine.keptresult import decode
-    from meshlint.engine.shapes import Unreadable
-
     try:
-        return decode(body)
+        return keptresult.decode(body)
     except Unreadable:
         return None
 
@@ -511,8 +508,7 @@ class FirstPass:
         digest, _, body = data[len(header) :].partition(b" ")
         if digest != _seal(self.key.encode(), body):
             return None
-        from meshlint.engine.keptcontext import decode
-        from meshlint.engine.shapes import Unreadable
+        from meshlint.engine.keptcontext import decode  # its shapes bring the readers of every kind of context
 
         try:
             return decode(body, options)

@@ -40,6 +40,8 @@ _EDIT_FIELDS = (int, int, int, int, str)
 _PAIR = (int, int)
 _SUMMARY = (*(int,) * len(_COUNTS), int, int, dict, list)  # the counts, fixable, unsafe_fixable, by_severity, skipped_inputs
 _SKIPPED = (str, str)
+# Every field of a Summary: those `_summary` writes, and the run's own, which a file's leaves unset.
+_SPELT = {*_COUNTS, "by_severity", "skipped_inputs", "fixable", "unsafe_fixable", "baselined", "stale_baseline", "outside_diff", "fixed", "istio_sign"}
 
 
 def encode(result: FileResult) -> bytes | None:
@@ -112,6 +114,8 @@ def _summary(summary: Summary) -> list[Any]:
     # The rest of a Summary is the run's, set after its files are merged: a file's own is always unset.
     if (summary.baselined, summary.outside_diff, summary.fixed, summary.istio_sign, summary.stale_baseline) != (None, None, None, None, []):
         raise Unkeepable
+    if vars(summary).keys() != _SPELT:
+        raise Unkeepable  # a field added since: `_read_summary` would leave it out
     counts = vars(summary)
     by_severity = {_exact(k, str): _exact(v, int) for k, v in summary.by_severity.items()}
     skipped = [_all(_exact(s, SkippedInput), _SKIPPED) for s in summary.skipped_inputs]
