@@ -218,8 +218,8 @@ def test_a_kept_file_of_another_user_is_refused_with_a_line(tmp_path, monkeypatc
     os.chown(results, 65534, 65534)
     assert cache.refusal(str(results.parent)) == f"{results.parent}: cache folder holds {results.name}, which belongs to another user; running without the cache"
     reads = []
-    original = cache._decoded
-    monkeypatch.setattr(cache, "_decoded", lambda body: reads.append(body) or original(body))
+    original = keptresult.decode
+    monkeypatch.setattr(keptresult, "decode", lambda body: reads.append(body) or original(body))
     refused(results.parent, tmp_path)
     assert reads == []
 

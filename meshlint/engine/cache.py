@@ -32,9 +32,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from meshlint import __version__
-from meshlint.engine import keptresult
 from meshlint.engine.results import FileResult
-from meshlint.engine.shapes import Unreadable
 from meshlint.source import inputs
 
 if TYPE_CHECKING:
@@ -233,6 +231,9 @@ class ResultCache:
         self.spoilt: set[bytes] = set()  # lines that did not verify: dropped when the bucket is written
         self.hits = 0
         self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
+        from meshlint.engine.keptresult import decode  # imported by runs that keep results, and once
+
+        self.decode = decode
 
     @staticmethod
     def file_key(path: str, content: str, flags: str) -> str:
@@ -245,7 +246,7 @@ class ResultCache:
         if line is None:
             return None
         digest, _, body = line.partition(b" ")
-        found = _decoded(body) if digest == self._digest(name, body) else None
+        found = self.decode(body) if digest == self._digest(name, body) else None
         if found is None:
             self.spoilt.add(name)
             return None
@@ -264,9 +265,11 @@ class ResultCache:
         if not self.fresh and not self.spoilt and self.hits == len(self.entries):
             self._touch()
             return
+        from meshlint.engine.keptresult import encode
+
         merged = {name: line for name, line in self.entries.items() if name not in self.spoilt}
         for key, result in self.fresh.items():
-            body = keptresult.encode(result)
+            body = encode(result)
             if body is not None:  # a value JSON cannot give back exactly: checked again next time
                 name = key.encode()
                 merged[name] = self._digest(name, body) + b" " + body
@@ -276,13 +279,6 @@ class ResultCache:
     def _touch(self) -> None:
         with _quiet():
             os.utime(self.path)
-
-
-def _decoded(body: bytes) -> FileResult | None:
-    try:
-        return keptresult.decode(body)
-    except Unreadable:
-        return None
 
 
 def _header(key: str, kind: str = "results") -> bytes:
@@ -510,10 +506,7 @@ class FirstPass:
             return None
         from meshlint.engine.keptcontext import decode  # its shapes bring the readers of every kind of context
 
-        try:
-            return decode(body, options)
-        except Unreadable:
-            return None
+        return decode(body, options)
 
     def save(self, kept: dict[str, Any]) -> None:
         from meshlint.engine.keptcontext import encode

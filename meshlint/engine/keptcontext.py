@@ -3,7 +3,7 @@
 Like a kept result (engine/keptresult.py), a kept first pass is data only: each part of the mesh
 context has a shape here, which writes exactly the types it knows (anything else: `Unkeepable`, and
 the first pass is not kept) and reads back only what has that shape, field by field (anything else:
-`Unreadable`, and the tree is read again). The context's options are not kept: they are the run's
+None, and the tree is read again). The context's options are not kept: they are the run's
 own config, which the first pass's key covers.
 """
 
@@ -30,7 +30,6 @@ from meshlint.engine.shapes import (
     Record,
     Shape,
     Unkeepable,
-    Unreadable,
     fields,
 )
 from meshlint.mesh.context import LinkerdServer, MeshContext, PeerAuthentication, RevisionTag, ServiceTargets
@@ -131,8 +130,8 @@ def encode(kept: dict[str, Any]) -> bytes | None:
     return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
 
 
-def decode(data: bytes, options: MeshOptions) -> dict[str, Any]:
-    """What `encode` wrote, with the run's `options`; `Unreadable` for anything else."""
+def decode(data: bytes, options: MeshOptions) -> dict[str, Any] | None:
+    """What `encode` wrote, with the run's `options`; None for anything else."""
     try:
         parts, rest = fields(json.loads(data), 2)
         if parts.__class__ is not dict or rest.__class__ is not dict:
@@ -144,6 +143,6 @@ def decode(data: bytes, options: MeshOptions) -> dict[str, Any]:
         mesh.env_sources = EnvSources()
         mesh.env_sources._by_name = ENV_SOURCES.back(parts["env_sources"])
         kept = {name: shape.back(rest[name]) for name, shape in PASS_PARTS.items()}
-    except (ValueError, TypeError, KeyError, RecursionError) as err:
-        raise Unreadable(str(err)) from err
+    except (ValueError, TypeError, KeyError, RecursionError):  # JSON's own errors, a part missing or of another shape
+        return None
     return {"mesh": mesh, "broken": [], **kept}

@@ -3,7 +3,7 @@
 The cache folder is only as trustworthy as whoever could write it (a CI cache restored from another
 branch, a shared machine), so a kept result is data and nothing else: reading it builds findings,
 positions, fixes and conflicts from JSON lists, checking the type of every field, and anything of
-another shape is `Unreadable` (the file is checked again). Writing is as strict: a result holding a
+another shape is not read at all (the file is checked again). Writing is as strict: a result holding a
 value this format does not spell exactly (a YAML timestamp in a conflict, say) is not kept, so what
 comes back is always what was checked. A warm run reads every file's result, so findings and
 summaries are checked a list at a time (the types of its fields against a tuple) rather than field by
@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from meshlint.engine.results import _COUNTS, FileResult, SkippedInput, Summary
-from meshlint.engine.shapes import CONFLICT, Unkeepable, Unreadable, fields
+from meshlint.engine.shapes import CONFLICT, Unkeepable, fields
 from meshlint.findings import Finding, Position, ResourceId, Severity
 from meshlint.fix.edits import Edit, Fix
 from meshlint.mesh.scope import conflict_key
@@ -60,8 +60,8 @@ def encode(result: FileResult) -> bytes | None:
     return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
 
 
-def decode(data: bytes) -> FileResult:
-    """What `encode` wrote; `Unreadable` for anything else."""
+def decode(data: bytes) -> FileResult | None:
+    """What `encode` wrote; None for anything else."""
     try:
         path, findings, summary, notes, conflicts, unparsed = _typed(json.loads(data), _BODY)
         if not all(n.__class__ is str for n in notes):
@@ -71,8 +71,8 @@ def decode(data: bytes) -> FileResult:
             conflict, count = _typed(pair, (list, int))
             read = CONFLICT.back(conflict)
             result.conflicts[conflict_key(read)] = (read, count)
-    except (ValueError, TypeError, RecursionError) as err:  # JSON's own errors, an unhashable key, deep nesting
-        raise Unreadable(str(err)) from err
+    except (ValueError, TypeError, RecursionError):  # JSON's own errors, an unhashable key, deep nesting
+        return None
     return result
 
 

@@ -2,7 +2,7 @@
 
 A shape writes exactly the types it knows (`out`; anything else raises `Unkeepable`, and the value is
 not kept) and reads back only data of its own shape (`back`; anything else raises ValueError or
-TypeError, which the reader turns into `Unreadable`). Reading builds nothing but the values named
+TypeError, and the reader takes it as a miss). Reading builds nothing but the values named
 here: no class is ever looked up from the data.
 """
 
@@ -14,10 +14,6 @@ from typing import Any
 from meshlint.findings import Position
 from meshlint.mesh.scope import Claim, Conflict, Place
 from meshlint.mesh.setting import Setting
-
-
-class Unreadable(Exception):
-    """Kept data of another shape than was written (a flipped bit the digest missed, another version's)."""
 
 
 class Unkeepable(Exception):
