@@ -263,12 +263,13 @@ def check(
     rules = load_rules()
     _check_selectors(rules, {"--select": select, "--ignore": ignore, "--extend-select": extend_select, "--extend-ignore": extend_ignore})
     _started()
+    where: str | Callable[[], str] | None = cache_dir
     if no_cache or fix or show_diff:
-        cache_dir = None  # --fix lints its own edits in memory, round by round: nothing to keep
+        where = None  # --fix lints its own edits in memory, round by round: nothing to keep
     elif cache_dir is None:
         from meshlint.engine.cache import default_directory
 
-        cache_dir = default_directory()
+        where = default_directory  # looked up only by a run that uses the cache
 
     from meshlint.progress import on_terminal
 
@@ -276,7 +277,7 @@ def check(
 
     def lint() -> Any:
         try:
-            return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=cache_dir, progress=progress)
+            return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=where, progress=progress)
         finally:
             if progress is not None:
                 progress.clear()  # before any note, diff or report is written

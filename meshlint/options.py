@@ -96,7 +96,7 @@ CHECK_OPTIONS = (
     Option(("--fix",), "fix", FLAG, "Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains."),
     Option(("--diff",), "show_diff", FLAG, "Print the fixes --fix would make as a unified diff and write nothing; exit 1 when there is one."),
     Option(("--unsafe-fixes",), "unsafe_fixes", FLAG, "Fixes that change behaviour beyond the finding count too: --fix and --diff apply them, [*] marks them."),
-    Option(("--cache-dir",), "cache_dir", TEXT, "Keep results here for the next run (default: meshlint in the user cache directory, $XDG_CACHE_HOME or ~/.cache).",
+    Option(("--cache-dir",), "cache_dir", TEXT, "Keep results here for the next run (default: meshlint in the user cache directory, $XDG_CACHE_HOME or ~/.cache on Linux).",
            metavar="DIR"),
     Option(("--no-cache",), "no_cache", FLAG, "Neither read nor write cached results."),
 )

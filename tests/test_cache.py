@@ -65,7 +65,7 @@ def test_warm_run_reads_results_and_reports_the_same_bytes(tmp_path, monkeypatch
     counting = Counting(monkeypatch)
     cold = check(tree(tmp_path), tmp_path / "cache")
     assert sorted(counting.checked) == ["namespace.yaml", "worker.yaml"]
-    assert list((tmp_path / "cache").glob("results-*.pickle"))
+    assert list((tmp_path / "cache").glob("results-*.lines"))
     counting.checked.clear()
     warm = check(tree(tmp_path), tmp_path / "cache")
     assert counting.checked == []
@@ -135,16 +135,16 @@ def test_default_folder_is_the_user_cache_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     CliRunner().invoke(main, ["check", str(tree(tmp_path))])
-    assert list((tmp_path / "xdg" / "meshlint").glob("results-*.pickle"))
+    assert list((tmp_path / "xdg" / "meshlint").glob("results-*.lines"))
 
 
 def test_a_broken_cache_is_an_empty_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cold = check(tree(tmp_path), tmp_path / "cache")
-    buckets = [*(tmp_path / "cache").glob("results-*.pickle"), *(tmp_path / "cache").glob("context-*.pickle")]
+    buckets = [*(tmp_path / "cache").glob("results-*.lines"), *(tmp_path / "cache").glob("context-*.json")]
     assert len(buckets) == 2
     for bucket in buckets:
-        bucket.write_bytes(cache._FORMAT + b"not a pickle")
+        bucket.write_bytes(bucket.read_bytes().split(b"\n")[0] + b"\nnot JSON")
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
 
 
@@ -163,7 +163,7 @@ def test_a_run_too_small_to_gain_skips_the_cache(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
     monkeypatch.setattr(cache, "CACHE_FROM", 100)  # the tree is bigger than this
     check(tmp_path / "tree", tmp_path / "cache")
-    assert list((tmp_path / "cache").glob("results-*.pickle"))
+    assert list((tmp_path / "cache").glob("results-*.lines"))
 
 
 class ComposingContext:
@@ -185,7 +185,7 @@ def test_a_warm_run_over_a_folder_takes_its_first_pass_back(tmp_path, monkeypatc
     composing = ComposingContext(monkeypatch)
     cold = check(tree(tmp_path), tmp_path / "cache")
     assert sorted(composing.read) == ["namespace.yaml", "worker.yaml"]
-    assert len(list((tmp_path / "cache").glob("context-*.pickle"))) == 1
+    assert len(list((tmp_path / "cache").glob("context-*.json"))) == 1
     composing.read.clear()
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
     assert composing.read == []
@@ -195,7 +195,7 @@ def test_a_kept_first_pass_checks_files_as_a_fresh_one_does(tmp_path, monkeypatc
     # Results gone, first pass kept: every file is checked against the mesh context taken back.
     monkeypatch.chdir(tmp_path)
     cold = check(tree(tmp_path), tmp_path / "cache")
-    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
+    for bucket in (tmp_path / "cache").glob("results-*.lines"):
         bucket.unlink()
     composing, counting = ComposingContext(monkeypatch), Counting(monkeypatch)
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
@@ -216,8 +216,8 @@ def test_named_files_keep_no_first_pass(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     tree(tmp_path)
     check(tmp_path / "tree" / "worker.yaml", tmp_path / "cache")
-    assert list((tmp_path / "cache").glob("results-*.pickle"))
-    assert not list((tmp_path / "cache").glob("context-*.pickle"))
+    assert list((tmp_path / "cache").glob("results-*.lines"))
+    assert not list((tmp_path / "cache").glob("context-*.json"))
 
 
 def test_a_warm_run_forks_no_workers(tmp_path, monkeypatch):
@@ -274,8 +274,8 @@ def test_a_pre_commit_run_keeps_the_reading_of_its_big_mesh_context(tmp_path, mo
     assert (tmp_path / "platform.yaml").stat().st_size >= cache.CONTEXT_FROM
     cold = check(worker, tmp_path / "cache")
     assert reading.read == ["platform.yaml"] and '"ML101"' in cold[1]
-    assert len(list((tmp_path / "cache").glob("contextfiles-*.pickle"))) == 1
-    assert not list((tmp_path / "cache").glob("results-*.pickle"))
+    assert len(list((tmp_path / "cache").glob("contextfiles-*.json"))) == 1
+    assert not list((tmp_path / "cache").glob("results-*.lines"))
     reading.read.clear()
     assert check(worker, tmp_path / "cache") == cold
     assert reading.read == []
@@ -290,7 +290,7 @@ def test_a_small_mesh_context_is_read_each_time(tmp_path, monkeypatch):
     (tmp_path / "platform.yaml").write_text(NAMESPACE.format(injection="enabled"))
     (tmp_path / ".meshlint.yaml").write_text("mesh:\n  context: [platform.yaml]\n")
     check(tmp_path / "tree" / "worker.yaml", tmp_path / "cache")
-    assert not list((tmp_path / "cache").glob("contextfiles-*.pickle"))
+    assert not list((tmp_path / "cache").glob("contextfiles-*.json"))
 
 
 def test_kept_context_files_key_results_by_their_content(tmp_path, monkeypatch):
@@ -349,21 +349,26 @@ def test_a_file_that_changes_during_a_run_keeps_nothing_under_its_old_bytes(tmp_
 
     monkeypatch.setattr(inputs, "read", changing)
     check(tmp_path / "tree", tmp_path / "cache")
-    assert reads["n"] > 1 and not list((tmp_path / "cache").glob("context-*.pickle"))
+    assert reads["n"] > 1 and not list((tmp_path / "cache").glob("context-*.json"))
     monkeypatch.setattr(inputs, "read", real_read)
     counting = Counting(monkeypatch)
     check(tmp_path / "tree", tmp_path / "cache")  # the file as it is on disk: never checked as such
     assert counting.checked == ["worker.yaml"]
 
 
-def test_a_kept_first_pass_of_another_shape_is_none(tmp_path, monkeypatch):
-    import pickle
+def sealed(kept: Path, body: bytes) -> None:
+    """Replace what `kept` holds with `body`, headed and sealed as the cache itself writes it."""
+    header = kept.read_bytes().split(b"\n")[0]
+    key = header.split(b" ")[1]
+    kept.write_bytes(header + b"\n" + cache._seal(key, body) + b" " + body)
 
+
+def test_a_kept_first_pass_of_another_shape_is_none(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cold = check(tree(tmp_path), tmp_path / "cache")
-    for kept in (tmp_path / "cache").glob("context-*.pickle"):
-        kept.write_bytes(cache._FORMAT + pickle.dumps({"mesh": None}))
-    for bucket in (tmp_path / "cache").glob("results-*.pickle"):
+    for kept in (tmp_path / "cache").glob("context-*.json"):
+        sealed(kept, b'[{"mesh": null}, {}]')
+    for bucket in (tmp_path / "cache").glob("results-*.lines"):
         bucket.unlink()
     assert check(tmp_path / "tree", tmp_path / "cache") == cold
 
@@ -383,7 +388,7 @@ spec:
 def test_a_kept_mesh_context_file_is_reported_where_a_fresh_reading_reports_it(tmp_path, monkeypatch, named):
     # What it sets comes back from the cache and is cited where it is written (here the hold, line 8),
     # for a run over named files and over a folder. (That a kept table still places its nodes is
-    # test_loader's test of a pickled document: these citations are positions made before keeping.)
+    # test_loader's test of a copied document: these citations are positions made before keeping.)
     monkeypatch.chdir(tmp_path)
     padding = "".join(f"# {n:05} {'.' * 70}\n" for n in range(300))  # big enough to be kept (CONTEXT_FROM)
     (tmp_path / "platform.yaml").write_text(HOLD_OFF + padding)
@@ -393,14 +398,14 @@ def test_a_kept_mesh_context_file_is_reported_where_a_fresh_reading_reports_it(t
     fresh = CliRunner().invoke(main, ["check", str(target), "--format", "json", "--no-cache"]).stdout
     assert "holdApplicationUntilProxyStarts is false (platform.yaml:8)" in fresh
     assert check(target, tmp_path / "cache")[1] == fresh
-    kept = list((tmp_path / "cache").glob("contextfiles-*.pickle" if named else "context-*.pickle"))
+    kept = list((tmp_path / "cache").glob("contextfiles-*.json" if named else "context-*.json"))
     assert len(kept) == 1
     assert check(target, tmp_path / "cache")[1] == fresh  # from what was kept
 
 
 def test_a_mesh_context_file_that_does_not_parse_is_never_kept(tmp_path, monkeypatch):
-    # The report needs its documents with every mark; a big broken file would cost more to pickle
-    # than to read again, until it is fixed.
+    # The report needs its documents with every mark, which a kept first pass does not hold: the
+    # file is read again until it is fixed.
     monkeypatch.chdir(tmp_path)
     padding = "".join(f"# {n:05} {'.' * 70}\n" for n in range(300))
     (tmp_path / "platform.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: [shop\n" + padding)
@@ -409,7 +414,7 @@ def test_a_mesh_context_file_that_does_not_parse_is_never_kept(tmp_path, monkeyp
     for target in (worker, worker.parent):
         first = check(target, tmp_path / "cache")
         assert '"code": "ML001"' in first[1] and check(target, tmp_path / "cache") == first
-    assert not list((tmp_path / "cache").glob("context*-*.pickle"))
+    assert not list((tmp_path / "cache").glob("context*-*.json"))
 
 
 def test_the_code_key_covers_every_module_below_the_package_and_their_edits(tmp_path):

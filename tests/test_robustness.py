@@ -257,7 +257,7 @@ def test_a_first_pass_shared_among_workers_reads_what_one_process_reads(tmp_path
     assert ranges and ranges[0] > 1  # the second run read its first pass in workers
     assert outputs[0] == outputs[1]
     # The first pass's facts (the results' cache key) do not depend on how the files were shared out.
-    buckets = [sorted(p.name for p in (tmp_path / jobs).glob("results-*.pickle")) for jobs in ("1", "2")]
+    buckets = [sorted(p.name for p in (tmp_path / jobs).glob("results-*.lines")) for jobs in ("1", "2")]
     assert buckets[0] == buckets[1] and len(buckets[0]) == 1
 
 

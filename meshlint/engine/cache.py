@@ -16,13 +16,18 @@ file, and no YAML at all. A run that names files (pre-commit) keeps what its big
 give (`context_files_key`), whatever its size. A run that could fork looks its results up first, and
 starts workers only for the files the cache lacks, when they are worth it (`hits_first`).
 
-The default folder is the user's cache directory (`$XDG_CACHE_HOME/meshlint`, else
-`~/.cache/meshlint`); `--cache-dir` names another, `--no-cache` turns it off.
+What is kept is plain JSON (engine/keptresult.py, engine/keptcontext.py), each file headed by its
+whole key and vouched for by a digest of key and body: reading it back builds nothing but meshlint's
+own values, field by field, and a file or line whose digest or shape is off (a flipped bit, a cut
+write, a copy from another key, anything planted) is a miss. The folder is the user's cache
+directory (platformdirs) unless `--cache-dir` names another; `--no-cache` turns it off. It is made
+0700, and one that another user owns or may write is not used (`refusal`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -35,16 +40,18 @@ if TYPE_CHECKING:
 
     from meshlint.engine.governance import Governing
     from meshlint.engine.run import Plan
+    from meshlint.mesh.options import MeshOptions
 
-# pickle, tempfile and hashlib are imported where they are used: a run without findings to keep or
-# results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
+# json, tempfile, platformdirs and hashlib are imported where they are used: a run without findings to
+# keep or results to read does not pay for them (tempfile alone brings shutil, bz2 and lzma).
 
-# A run over less than this checks its files faster than it could read and write their cached results
-# (pickle alone costs a small run more than it checks): such runs neither read nor write the cache.
+# A run over less than this checks its files faster than it could read and write their cached results:
+# such runs neither read nor write the cache.
 CACHE_FROM = 256 * 1024
 KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
 MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
-_FORMAT = b"meshlint-cache-2\n"
+FORMAT = 3  # of the files written: a file of another format is a miss
+_KINDS = ("results-", "context-", "contextfiles-")  # the files a cache folder holds (and their temporaries, dotted)
 
 
 def worth_caching(files: list[str], stdin: bytes | None) -> bool:
@@ -60,8 +67,62 @@ def worth_caching(files: list[str], stdin: bytes | None) -> bool:
 
 
 def default_directory() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "meshlint")
+    """The user's cache directory for meshlint, as the platform has it (on Linux `$XDG_CACHE_HOME/meshlint`,
+    else `~/.cache/meshlint`). platformdirs is imported only by a run that uses the cache."""
+    from platformdirs import user_cache_dir
+
+    return user_cache_dir("meshlint", appauthor=False)
+
+
+def refusal(directory: str) -> str | None:
+    """Why `directory` must not hold this user's cache, in one line, or None. Whoever can write the
+    folder decides what the next run reads back, so one that another user owns or may write is not
+    used. A folder not there yet is made 0700 when first written."""
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return None  # not there yet, or no folder at all: writing fails, which costs only speed
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    if info.st_uid != os.geteuid():
+        return f"{directory}: cache folder belongs to another user (uid {info.st_uid}); running without the cache"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{directory}: cache folder is writable by other users (mode {stat.S_IMODE(info.st_mode):04o}); running without the cache"
+    try:
+        with os.scandir(directory) as found:
+            theirs = sorted(e.name for e in found if e.name.lstrip(".").startswith(_KINDS) and e.stat(follow_symlinks=False).st_uid != info.st_uid)
+    except OSError:
+        return None
+    if theirs:
+        return f"{directory}: cache folder holds {theirs[0]}, which belongs to another user; running without the cache"
+    return None
+
+
+class Folder:
+    """A run's cache folder, looked up and vetted (`refusal`) once, when first needed: a run that keeps
+    nothing never imports platformdirs for the default. `where` is the folder, or what names it."""
+
+    def __init__(self, where: str | Callable[[], str] | None, notes: list[str]) -> None:
+        self.where = where
+        self.notes = notes
+        self.path: str | None = None
+        self.looked = False
+
+    @property
+    def wanted(self) -> bool:
+        return self.where is not None
+
+    def get(self) -> str | None:
+        """The folder, or None when the run has none or may not use it (said once among the notes)."""
+        if not self.looked and self.where is not None:
+            self.looked = True
+            path = self.where() if callable(self.where) else self.where
+            refused = refusal(path)
+            if refused is None:
+                self.path = path
+            else:
+                self.notes.append(refused)
+        return self.path
 
 
 def hasher() -> Any:
@@ -154,18 +215,25 @@ def stable(value: Any) -> str:
 
 
 class ResultCache:
-    """The results of one run key: read once before the files are checked, written once after."""
+    """The results of one run key: read once before the files are checked, written once after.
+
+    The bucket is text: a header naming its run key, then one line a file, `KEY DIGEST JSON`, where
+    the digest covers the run key, the file's key and the JSON (`keptresult`). A line is decoded only
+    when its file is looked up, and any line whose digest or shape is off (a flipped bit, a cut file,
+    a line copied from another bucket) is a miss: that file is checked again and its line replaced."""
 
     def __init__(self, directory: str, run_key: str) -> None:
         self.directory = directory
-        self.path = os.path.join(directory, f"results-{run_key[:40]}.pickle")
-        self.entries: dict[str, FileResult] = {}
+        self.run_key = run_key
+        self.path = os.path.join(directory, f"results-{run_key[:40]}.lines")
+        self.entries: dict[bytes, bytes] = _read_bucket(self.path, run_key)  # file key -> "DIGEST JSON"
         self.fresh: dict[str, FileResult] = {}
+        self.spoilt: set[bytes] = set()  # lines that did not verify: dropped when the bucket is written
         self.hits = 0
         self.configs: dict[int, str] = {}  # each governing config's `stable` text, made once a run
-        loaded = _read(self.path)
-        if isinstance(loaded, dict):
-            self.entries = loaded
+        from meshlint.engine.keptresult import decode  # imported by runs that keep results, and once
+
+        self.decode = decode
 
     @staticmethod
     def file_key(path: str, content: str, flags: str) -> str:
@@ -173,70 +241,108 @@ class ResultCache:
         return content_digest(f"{content}\0{path}\0{flags}".encode())
 
     def get(self, key: str) -> FileResult | None:
-        found = self.entries.get(key)
-        if found is not None:
-            self.hits += 1
+        name = key.encode()
+        line = self.entries.get(name)
+        if line is None:
+            return None
+        digest, _, body = line.partition(b" ")
+        found = self.decode(body) if digest == self._digest(name, body) else None
+        if found is None:
+            self.spoilt.add(name)
+            return None
+        self.hits += 1
         return found
 
     def put(self, key: str, result: FileResult) -> None:
         self.fresh[key] = result
 
+    def _digest(self, name: bytes, body: bytes) -> bytes:
+        return _seal(b"%s\0%s" % (self.run_key.encode(), name), body)
+
     def save(self) -> None:
         """Write the bucket whole (entries read and kept, then this run's), and prune old buckets.
         A cache that cannot be written costs the next run its speed, never its result."""
-        if not self.fresh and self.hits == len(self.entries):
+        if not self.fresh and not self.spoilt and self.hits == len(self.entries):
             self._touch()
             return
-        merged = {**self.entries, **self.fresh}
-        if len(merged) > MAX_ENTRIES:
-            merged = dict(list(merged.items())[-MAX_ENTRIES:])
-        _write(self.path, merged)
+        from meshlint.engine.keptresult import encode
+
+        merged = {name: line for name, line in self.entries.items() if name not in self.spoilt}
+        for key, result in self.fresh.items():
+            body = encode(result)
+            if body is not None:  # a value JSON cannot give back exactly: checked again next time
+                name = key.encode()
+                merged[name] = self._digest(name, body) + b" " + body
+        lines = list(merged.items())[-MAX_ENTRIES:]
+        _write(self.path, b"".join([_header(self.run_key), *(b"%s %s\n" % line for line in lines)]))
 
     def _touch(self) -> None:
         with _quiet():
             os.utime(self.path)
 
 
-def _read(path: str) -> Any:
-    """What `_write` wrote at `path`; None for a missing, foreign or broken file (an empty cache)."""
-    try:  # CPython's unpickler itself: pickle.py's Python classes cost a pre-commit run 1-1.5 ms to import
-        from _pickle import UnpicklingError, load
-    except ImportError:
-        from pickle import UnpicklingError, load
+def _header(key: str, kind: str = "results") -> bytes:
+    """The first line of a cache file: its format and the whole key it was written under."""
+    return b"meshlint-%s-%d %s\n" % (kind.encode(), FORMAT, key.encode())
 
+
+def _seal(key: bytes, body: bytes) -> bytes:
+    """The digest that vouches for `body` as written under `key` (a flipped bit or a copy from another
+    key does not match it)."""
+    digest = hasher()
+    digest.update(key + b"\0")
+    digest.update(body)
+    return str(digest.hexdigest()).encode()
+
+
+def _read_bucket(path: str, run_key: str) -> dict[bytes, bytes]:
+    """A bucket's lines by file key, unverified (`ResultCache.get` checks each when asked); nothing for
+    a missing bucket or one of another run key or format."""
+    data = _read(path)
+    header = _header(run_key)
+    if data is None or not data.startswith(header):
+        return {}
+    entries = {}
+    for line in data[len(header) :].split(b"\n"):
+        name, _, rest = line.partition(b" ")
+        if rest:
+            entries[name] = rest
+    return entries
+
+
+def _read(path: str) -> bytes | None:
+    """The bytes of a cache file this user owns; None for a missing, unreadable or foreign one."""
     try:
         with open(path, "rb") as handle:
-            if handle.read(len(_FORMAT)) == _FORMAT:
-                return load(handle)
-    except (OSError, EOFError, UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
-        pass
-    return None
+            if os.fstat(handle.fileno()).st_uid != os.geteuid():
+                return None  # another user's file in this user's folder: never taken
+            return handle.read()
+    except OSError:
+        return None
 
 
-def _write(path: str, value: Any) -> None:
-    """Write `value` whole beside `path` and swap it in, then prune that kind's oldest files. A value
-    that cannot be pickled or a folder that cannot be written costs the next run its speed only."""
-    import pickle
+def _write(path: str, data: bytes) -> None:
+    """Write `data` whole beside `path` and swap it in, then prune that kind's oldest files. A folder
+    that cannot be written costs the next run its speed only."""
     import tempfile
 
     directory, name = os.path.split(path)
-    kind = name.split("-", 1)[0]
+    kind, suffix = name.split("-", 1)[0], os.path.splitext(name)[1]
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", dir=directory)
         try:
             with os.fdopen(handle, "wb") as out:
-                out.write(_FORMAT)
-                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.write(data)
             os.replace(temporary, path)
         except BaseException:
             with _quiet():
                 os.unlink(temporary)
             raise
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+    except OSError:
         return
     try:
-        kept = [os.path.join(directory, n) for n in os.listdir(directory) if n.startswith(f"{kind}-") and n.endswith(".pickle")]
+        kept = [os.path.join(directory, n) for n in os.listdir(directory) if n.startswith(f"{kind}-") and n.endswith(suffix)]
         kept.sort(key=os.path.getmtime, reverse=True)
     except OSError:
         return
@@ -384,14 +490,30 @@ class FirstPass:
     decides (§W2.6-7), so what its first pass depends on is known only once it has run."""
 
     def __init__(self, directory: str, key: str, kind: str = "context") -> None:
-        self.path = os.path.join(directory, f"{kind}-{key[:40]}.pickle")
+        self.key = key
+        self.kind = kind
+        self.path = os.path.join(directory, f"{kind}-{key[:40]}.json")
 
-    def load(self) -> dict[str, Any] | None:
-        kept = _read(self.path)
-        return kept if isinstance(kept, dict) else None
+    def load(self, options: MeshOptions) -> dict[str, Any] | None:
+        """The kept first pass with the run's `options`; None when there is none, or its digest or
+        shape is off (engine/keptcontext.py)."""
+        data = _read(self.path)
+        header = _header(self.key, self.kind)
+        if data is None or not data.startswith(header):
+            return None
+        digest, _, body = data[len(header) :].partition(b" ")
+        if digest != _seal(self.key.encode(), body):
+            return None
+        from meshlint.engine.keptcontext import decode  # its shapes bring the readers of every kind of context
+
+        return decode(body, options)
 
     def save(self, kept: dict[str, Any]) -> None:
-        _write(self.path, kept)
+        from meshlint.engine.keptcontext import encode
+
+        body = encode(kept)
+        if body is not None:  # a context holding what JSON cannot give back exactly is read again next time
+            _write(self.path, b"%s%s %s" % (_header(self.key, self.kind), _seal(self.key.encode(), body), body))
 
 
 def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...], files: list[str], fragments: frozenset[str], digests: dict[str, str]) -> str:
@@ -418,7 +540,7 @@ def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...]
     return str(digest.hexdigest())
 
 
-# mesh.context files smaller than this are read faster than their kept reading is (pickle's import).
+# mesh.context files smaller than this are read faster than their kept reading is.
 CONTEXT_FROM = 16 * 1024
 
 

@@ -14,6 +14,7 @@ from meshlint.engine import parallel, reach
 from meshlint.engine.cache import (
     Facts,
     FirstPass,
+    Folder,
     check_cached,
     code_fingerprint,
     content_digest,
@@ -114,7 +115,7 @@ class Plan:
 
 def run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
-    cache_dir: str | None = None, progress: Progress | None = None,
+    cache_dir: str | Callable[[], str] | None = None, progress: Progress | None = None,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -131,7 +132,7 @@ def run(
 
 def _run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
-    cache_dir: str | None, progress: Progress | None,
+    cache_dir: str | Callable[[], str] | None, progress: Progress | None,
 ) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
@@ -144,9 +145,9 @@ def _run(
     notes = list(collected.warnings)
 
     stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
-    keep_dir = cache_dir  # where the mesh.context files' reading is kept, for runs of any size
-    if cache_dir is not None and not worth_caching(files, stdin):
-        cache_dir = None
+    # Where the mesh.context files' reading is kept, for runs of any size; and results, for big runs.
+    folder = Folder(cache_dir, notes)
+    cache_dir = folder.get() if folder.wanted and worth_caching(files, stdin) else None
     fragments = patch_fragments(files)
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
@@ -155,10 +156,11 @@ def _run(
     first_pass = context_files = None
     if cache_dir is not None and not named and stdin is None:
         first_pass = FirstPass(cache_dir, first_pass_key(code, governing, mesh_config, files, fragments, digests))
-    elif keep_dir is not None:  # a pre-commit run, say: its big mesh.context files are read once
+    elif folder.wanted:  # a pre-commit run, say: its big mesh.context files are read once
         files_key = context_files_key(lambda: code or code_fingerprint(rules), governing, mesh_config, taken)
-        context_files = FirstPass(keep_dir, files_key, "contextfiles") if files_key is not None else None
-    kept = _whole(first_pass.load()) if first_pass is not None else None
+        keep_dir = folder.get() if files_key is not None else None
+        context_files = FirstPass(keep_dir, files_key, "contextfiles") if keep_dir is not None and files_key is not None else None
+    kept = _whole(first_pass.load(governing.top.options)) if first_pass is not None else None
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files, digests if first_pass is not None else None)
     sources: set[str] = set()
     if kept is None:
@@ -185,7 +187,7 @@ def _run(
     context.files_of_configs()  # the mesh.context files of configs met only now
     notes.extend(context.failed)
     # A mesh.context file that does not parse is kept out: the report needs its documents with every
-    # mark, and pickling a big broken file's would cost more than reading it again until it is fixed.
+    # mark, which a kept first pass does not hold; it is read again until it is fixed.
     if first_pass is not None and kept is None and not context.unsure and not context.broken:
         first_pass.save(context.kept())
     context.let_paths_go()
@@ -306,7 +308,7 @@ class _Context:
         if kept is not None:
             self._take_back(kept, cached)
             return
-        before = _whole(context_files.load()) if context_files is not None else None
+        before = _whole(context_files.load(self.top.options)) if context_files is not None else None
         if before is not None:
             self._take_back(before, cached)
         else:
