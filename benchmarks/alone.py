@@ -25,7 +25,8 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from run import Run, tool
+from measure import measure
+from run import tool
 
 IN_POOLS: list[float] = []
 
@@ -66,7 +67,7 @@ def main() -> None:
     meshlint = tool("meshlint")
     with tempfile.TemporaryDirectory() as empty:
         open(os.path.join(empty, "empty.yaml"), "w").close()
-        startup = statistics.median(Run([meshlint, "check", empty, "--no-cache"]).seconds for _ in range(args.runs * 3))
+        startup = statistics.median(measure([meshlint, "check", empty, "--no-cache"]).seconds for _ in range(args.runs * 3))
     check = ["check", args.tree, "--no-cache", "-o", os.devnull]
     once(check)  # imports, lazily loaded modules
     runs = [once(check) for _ in range(args.runs)]

@@ -51,7 +51,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from run import Pair, Run, floor, tool
+from measure import measure
+from run import Pair, floor, tool
 
 ORDER = ("start-up", "collect", "first pass", "read", "model", "views", "facts", "rules", "fixes", "findings", "report", "engine")
 
@@ -191,10 +192,10 @@ def main() -> None:
     # a machine that drifts between the runs moves both sides of each pair alike.
     pair = Pair("the whole run against the floor", [meshlint, *check], floor(args.tree), args.runs)
     whole = pair.a_time
-    floor_time = whole / pair.time
+    floor_time = whole / pair.wall
     with tempfile.TemporaryDirectory() as empty:
         open(os.path.join(empty, "empty.yaml"), "w").close()
-        startup = statistics.median(Run([meshlint, "check", empty, "--jobs", "1", "--no-cache"]).seconds for _ in range(args.runs * 3))
+        startup = statistics.median(measure([meshlint, "check", empty, "--jobs", "1", "--no-cache"]).seconds for _ in range(args.runs * 3))
 
     in_process(check, clocked=False)  # imports, lazily loaded modules
     plain = statistics.median(in_process(check, clocked=False) for _ in range(args.runs))
