@@ -457,14 +457,17 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[
         kinds = kind_lines(chunk)
         context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds)
         # Once a sign is known, later documents cannot come first: the place is asked before the text is scanned.
-        sign = not context and mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
+        # A `kind: List` may hold context and workloads alike: its items are looked at for a sign too.
+        sign = mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
-                    yield chunk, resource, bool(context)
+                if context and (resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS):
+                    yield chunk, resource, True
+                elif sign:
+                    yield chunk, resource, False
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
