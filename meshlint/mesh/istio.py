@@ -14,6 +14,9 @@ PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
 INJECT = "sidecar.istio.io/inject"
 NATIVE_ANNOTATION = "sidecar.istio.io/nativeSidecar"
 STATUS_PORT_ANNOTATION = "status.sidecar.istio.io/port"
+# What the injector writes on a pod it injected (and `istioctl kube-inject` on a CronJob's
+# jobTemplate.metadata too): its record of what it added, never a setting.
+INJECTED_STATUS_ANNOTATION = "sidecar.istio.io/status"
 INTERCEPTION_MODE = "sidecar.istio.io/interceptionMode"
 INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
