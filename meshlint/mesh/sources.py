@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from meshlint.memo import cached_property
@@ -32,6 +33,8 @@ OUTBOUND_POLICY, DISCOVERY_SELECTORS = (f"mesh.{name}" for name in MESH_FIELDS_R
 REWRITE_PROBES = f"helm.{HELM_VALUES_READ[0]}"
 HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(knob.helm for knob in KNOBS.values())))
 DEFAULT_REVISIONS = frozenset(("", "default"))
+# The injected hold hook: `pilot-agent wait`, as a word of the postStart command or of its script.
+_WAITS_FOR_PROXY = re.compile(r"(?:^|[\s/])pilot-agent\s+wait\b")
 
 
 class MeshSource:
@@ -226,3 +229,15 @@ def _mapping(node: Node | None) -> Node | None:
 
 def _present(node: Node) -> Node | None:
     return node if node.exists else None
+
+
+def keeps_the_hold(lifecycle: Any) -> bool:
+    """Does a Helm `global.proxy.lifecycle` (which replaces the injected proxy's hooks) run
+    `pilot-agent wait` in its postStart, as the hook it replaces did? Then the hold still holds."""
+    if not isinstance(lifecycle, dict):
+        return False
+    post_start = lifecycle.get("postStart")
+    command = post_start.get("exec", {}).get("command") if isinstance(post_start, dict) and isinstance(post_start.get("exec"), dict) else None
+    if not isinstance(command, list):
+        return False
+    return bool(_WAITS_FOR_PROXY.search(" ".join(word for word in command if isinstance(word, str))))
