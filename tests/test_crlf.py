@@ -71,6 +71,7 @@ CONTEXT_KIND = re.compile(
 )
 CONFIGMAP_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b", re.M)
 TOP_KIND = re.compile(r"^[\"']?kind[\"']?:", re.M)
+DEPLOYMENT_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?Deployment[\"']?[ \t]*(#.*)?\r?$", re.M)
 ENV_KIND = re.compile(r"^[\"']?kind[\"']?:[ \t]*[\"']?(ConfigMap|Secret)[\"']?[ \t]*(#.*)?\r?$", re.M)
 
 
@@ -86,6 +87,8 @@ def test_kind_lines_are_the_lines_the_anchored_pattern_finds():
             context = True
         elif CONFIGMAP_KIND.search(text):
             context = "istio" in text and bool(prefilter._ISTIO_NAME.search(text))
+        elif prefilter._PILOT_ENV in text and DEPLOYMENT_KIND.search(text):
+            context = bool(prefilter._ISTIOD_NAME.search(text))
         elif not TOP_KIND.search(text):
             context = bool(prefilter._HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
         else:
@@ -93,7 +96,7 @@ def test_kind_lines_are_the_lines_the_anchored_pattern_finds():
         return context, bool(ENV_KIND.search(text)) and envsources.worth_reading(text)
 
     pieces = ["kind", ":", " ", "\t", "'", '"', "\n", "\r\n", "Service", "ServiceList", "ConfigMap", "Secret", "Namespace", "x", "# c", "name: istio",
-              "global:", "{", "a: http://b", "kind: Deployment\n", "  kind: Service\n"]
+              "global:", "{", "a: http://b", "kind: Deployment\n", "  kind: Service\n", "name: istiod", "ENABLE_NATIVE_SIDECARS", "Deployment"]
     rng = random.Random(7)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(5000)]
     texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "testdata").rglob("*.yaml"))]

@@ -19,8 +19,8 @@ from meshlint.engine.governance import Governing
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.istio import REV_LABEL
 from meshlint.mesh.scope import Place
-from meshlint.mesh.sources import mesh_source
-from meshlint.model.kinds import LINKERD_HELM_VALUES, MESH_CONFIG_KINDS
+from meshlint.mesh.sources import is_mesh_config, mesh_source
+from meshlint.model.kinds import LINKERD_HELM_VALUES
 from meshlint.model.resource import Resource
 from meshlint.source import inputs
 
@@ -41,7 +41,7 @@ def is_mesh_wide(resource: Resource) -> bool:
         from meshlint.mesh import linkerdsource
 
         return bool(linkerdsource.claims(resource))
-    if kind in MESH_CONFIG_KINDS:
+    if is_mesh_config(resource):
         source = mesh_source(resource)
         return source is not None and bool(source.revision or source.tags or next(iter(source.claims()), None) is not None)
     return False

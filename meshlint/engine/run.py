@@ -35,8 +35,8 @@ from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
 from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Conflict, MeshRun, Place, conflict_key, met
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sources import MeshSource, mesh_source
-from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONFIG_KINDS, MESH_CONTEXT_KINDS
+from meshlint.mesh.sources import MeshSource, is_istiod, is_mesh_config, mesh_source
+from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONTEXT_KINDS
 from meshlint.model.prefilter import kind_lines, might_hold_context, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, Rule, RuleContext
@@ -498,14 +498,17 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[
         kinds = kind_lines(chunk)
         context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds)
         # Once a sign is known, later documents cannot come first: the place is asked before the text is scanned.
-        sign = not context and mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
+        # A `kind: List` may hold context and workloads alike: its items are looked at for a sign too.
+        sign = mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or sign:
-                    yield chunk, resource, bool(context)
+                if context and (resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or is_istiod(resource)):
+                    yield chunk, resource, True
+                elif sign:
+                    yield chunk, resource, False
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
@@ -520,7 +523,7 @@ def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Set
 
 
 def _source(resource: Resource) -> MeshSource | None:
-    return mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
+    return mesh_source(resource) if is_mesh_config(resource) else None
 
 
 def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
@@ -532,7 +535,7 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
     for rule in governed.rules:
         if FILE not in rule.scopes:
             continue
-        items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if r.kind in MESH_CONFIG_KINDS]
+        items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if is_mesh_config(r)]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, governed.contexts[rule.code]):
                 findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line)))

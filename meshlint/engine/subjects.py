@@ -8,9 +8,8 @@ from typing import Any
 
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
-from meshlint.mesh.sources import MeshSource, mesh_source
+from meshlint.mesh.sources import MeshSource, is_mesh_config, mesh_source
 from meshlint.mesh.workload import WorkloadView, build_view
-from meshlint.model.kinds import MESH_CONFIG_KINDS
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import FILE, MESH_CONFIG, RESOURCE, WORKLOAD, Rule
@@ -27,7 +26,7 @@ class ResourceSubjects:
         # A pod template without containers (a patch fragment, a test fixture) is not a workload.
         pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
         self.views: list[WorkloadView] = [build_view(mesh, t, options) for t in pods]
-        self.source: MeshSource | None = mesh_source(resource) if resource.kind in MESH_CONFIG_KINDS else None
+        self.source: MeshSource | None = mesh_source(resource) if is_mesh_config(resource) else None
         # Each of the three ways a rule may see this resource, indexed by AS_VIEWS, AS_SOURCE and
         # AS_RESOURCE, made once for every rule that asks (a workload is asked by some twenty rules;
         # the lists are only read).

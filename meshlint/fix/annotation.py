@@ -39,16 +39,17 @@ def pod_quote(template: PodTemplate) -> str:
     return src.preferred_quote(metadata.get("annotations"), metadata.get("labels"), template.owner.metadata.get("labels"))
 
 
-def move_to_pod(resource: Resource, key: str, field: str = "annotations", to: str | None = None) -> Change | None:
-    """Move `key` from the controller's own metadata `field` to its pod template's `to` (the same field
-    by default), as written (its comments and quoting); the emptied field of the controller goes. When
-    the template already has the same value only the ignored copy goes; when it says otherwise, or the
-    kind has several pod templates, no change: which was meant is for a person to say."""
+def move_to_pod(resource: Resource, key: str, field: str = "annotations", to: str | None = None, metadata: Node | None = None) -> Change | None:
+    """Move `key` from the controller's own metadata `field` (or from `metadata`, such as a CronJob's
+    `jobTemplate.metadata`) to its pod template's `to` (the same field by default), as written (its
+    comments and quoting); the emptied field goes. When the template already has the same value only
+    the ignored copy goes; when it says otherwise, or the kind has several pod templates, no change:
+    which was meant is for a person to say."""
     templates = pod_templates(resource)
     if len(templates) != 1 or templates[0].argo:
         return None
     template, target = templates[0], to or field
-    metadata = resource.metadata
+    metadata = resource.metadata if metadata is None else metadata
     source = metadata.get(field)
     there = template.metadata.get(target).get(key) if template.metadata.is_map else None
     removal = mapping.remove(source, key, metadata, field)

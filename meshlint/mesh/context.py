@@ -30,8 +30,8 @@ from meshlint.mesh.linkerd import INJECT_ANNOTATION, LINKERD_API_SUFFIX, LINKERD
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, mesh_source
-from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES, LINKERD_SERVER, MESH_CONFIG_KINDS
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, is_mesh_config, mesh_source
+from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES, LINKERD_SERVER
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.model.selectors import selects
@@ -236,7 +236,7 @@ class MeshContext:
         elif kind == LINKERD_SERVER and resource.api_version.split("/", 1)[0].endswith(LINKERD_API_SUFFIX):
             server = _linkerd_server(resource)
             self.linkerd_servers.setdefault(server.namespace, []).append(server)
-        elif kind in MESH_CONFIG_KINDS:
+        elif is_mesh_config(resource):
             source = mesh_source(resource)
             if source is not None:
                 self._take(source, where)
@@ -639,7 +639,7 @@ def _istio_sign(resource: Resource) -> Setting[str] | None:
             if key in resource.labels:
                 return Setting(f"Namespace {resource.name} label {key}", resource.labels[key].key_pos)
         return None
-    if resource.kind in MESH_CONFIG_KINDS:
+    if is_mesh_config(resource):
         source = mesh_source(resource)
         if source is None:
             return None

@@ -14,6 +14,7 @@ from meshlint.mesh.istio import (
     NEVER_INJECTED_NAMESPACES,
     PROXY_CONTAINER,
     REV_LABEL,
+    UNLABELLED_BY_INSTALLS,
 )
 from meshlint.mesh.options import MeshOptions
 from meshlint.model.pod import Container, PodTemplate
@@ -95,6 +96,8 @@ def decide(template: PodTemplate, namespace: Namespace | None, options: MeshOpti
         undecided = annotations.get(INJECT)
         if _text(undecided) == "false":
             return IstioDecision(False, f'{INJECT}: "false" on the pod template', undecided.pos if undecided else None)
+        if name in UNLABELLED_BY_INSTALLS:
+            return IstioDecision(False, f"namespace {name} is not labelled for injection by any install, and no Namespace in the run labels it")
         return IstioDecision(None, f"namespace {name or '(unset)'} is not among the inputs")
     if not decision.injects:
         if ambient and decision.unknown_revision is None:

@@ -14,6 +14,9 @@ PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config"
 INJECT = "sidecar.istio.io/inject"
 NATIVE_ANNOTATION = "sidecar.istio.io/nativeSidecar"
 STATUS_PORT_ANNOTATION = "status.sidecar.istio.io/port"
+# What the injector writes on a pod it injected (and `istioctl kube-inject` on a CronJob's
+# jobTemplate.metadata too): its record of what it added, never a setting.
+INJECTED_STATUS_ANNOTATION = "sidecar.istio.io/status"
 INTERCEPTION_MODE = "sidecar.istio.io/interceptionMode"
 INTERCEPTION_MODES = ("REDIRECT", "TPROXY", "NONE")
 TRAFFIC_PREFIX = "traffic.sidecar.istio.io/"
@@ -24,6 +27,9 @@ NAMESPACE_INJECTION_LABEL = "istio-injection"
 NAMESPACE_ONLY_LABELS = (NAMESPACE_INJECTION_LABEL,)
 DATAPLANE_MODE = "istio.io/dataplane-mode"
 NEVER_INJECTED_NAMESPACES = frozenset(("kube-system", "kube-public", "kube-node-lease", "local-path-storage"))
+# No install labels its own namespace for injection, and Istio's control-plane pods opt out (§18.3.9):
+# a workload there is meshed only where a label in the run says so, never by assumption.
+UNLABELLED_BY_INSTALLS = frozenset(("istio-system",))
 
 # Keys that act only on a pod (the webhook sees only the pod, never its controller's metadata).
 POD_KEY_PREFIXES = ("sidecar.istio.io/", TRAFFIC_PREFIX)

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from meshlint.memo import cached_property
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.interception import KNOBS
 from meshlint.mesh.facts.proxyconfig import SchemaProblem
-from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, NATIVE_ENV
+from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, NATIVE_ENV, REV_LABEL
 from meshlint.mesh.setting import Setting
-from meshlint.model.kinds import HELM_VALUES
+from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.source.compose import SyntaxProblem
 from meshlint.source.document import Node
@@ -32,10 +34,28 @@ OUTBOUND_POLICY, DISCOVERY_SELECTORS = (f"mesh.{name}" for name in MESH_FIELDS_R
 REWRITE_PROBES = f"helm.{HELM_VALUES_READ[0]}"
 HELM_PROXY_READ = frozenset(("holdApplicationUntilProxyStarts", "lifecycle", *(knob.helm for knob in KNOBS.values())))
 DEFAULT_REVISIONS = frozenset(("", "default"))
+# The injected hold hook: `pilot-agent wait`, as a word of the postStart command or of its script.
+_WAITS_FOR_PROXY = re.compile(r"(?:^|[\s/])pilot-agent\s+wait\b")
+
+
+# istiod's own Deployment (`istiod`, `istiod-<revision>`): its `discovery` container's env carries the
+# pilot settings a rendered install sets there (§18.3.4).
+ISTIOD = "istiod"
+ISTIOD_CONTAINER = "discovery"
+
+
+def is_istiod(resource: Resource) -> bool:
+    return resource.kind == "Deployment" and (resource.name == ISTIOD or resource.name.startswith(ISTIOD + "-"))
+
+
+def is_mesh_config(resource: Resource) -> bool:
+    """Can this resource configure the mesh itself (mesh config, Helm values, istiod's env)?"""
+    return resource.kind in MESH_CONFIG_KINDS or is_istiod(resource)
 
 
 class MeshSource:
-    """One resource that configures the mesh (IstioOperator, Helm values, an istio ConfigMap)."""
+    """One resource that configures the mesh (IstioOperator, Helm values, an istio ConfigMap, the
+    istiod Deployment's env)."""
 
     resource: Resource
     mesh_config: Node | None
@@ -171,6 +191,8 @@ def mesh_source(resource: Resource) -> MeshSource | None:
     elif resource.kind == "ConfigMap":
         if not _configmap(resource, source):
             return None
+    elif is_istiod(resource):
+        _istiod(resource, source)
     else:
         return None
     says_nothing = source.mesh_config is None and source.helm_values is None and not source.env and source.compatibility_version is None
@@ -205,6 +227,20 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
     return False
 
 
+def _istiod(resource: Resource, source: MeshSource) -> None:
+    """The env of istiod's `discovery` container; the revision from its `istio.io/rev` label, else its name."""
+    for template in pod_templates(resource):
+        for container in template.containers:
+            if container.name != ISTIOD_CONTAINER:
+                continue
+            for item in container.node.get("env").elements():
+                name, value = item.get("name").text, item.get("value")
+                if name and value.exists:
+                    source.env[name] = value
+    label = resource.labels.get(REV_LABEL)
+    source.revision = _revision(label.text if label is not None else resource.name[len(ISTIOD) + 1 :])
+
+
 def _note(source: MeshSource, problem: SyntaxProblem | None, field: str, effect: str) -> None:
     if problem is not None:
         source.problems.append(problem._replace(message=f"{field} of ConfigMap {source.resource.name} does not parse ({problem.message}); {effect}"))
@@ -226,3 +262,15 @@ def _mapping(node: Node | None) -> Node | None:
 
 def _present(node: Node) -> Node | None:
     return node if node.exists else None
+
+
+def keeps_the_hold(lifecycle: Any) -> bool:
+    """Does a Helm `global.proxy.lifecycle` (which replaces the injected proxy's hooks) run
+    `pilot-agent wait` in its postStart, as the hook it replaces did? Then the hold still holds."""
+    if not isinstance(lifecycle, dict):
+        return False
+    post_start = lifecycle.get("postStart")
+    command = post_start.get("exec", {}).get("command") if isinstance(post_start, dict) and isinstance(post_start.get("exec"), dict) else None
+    if not isinstance(command, list):
+        return False
+    return bool(_WAITS_FOR_PROXY.search(" ".join(word for word in command if isinstance(word, str))))

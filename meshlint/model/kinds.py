@@ -13,6 +13,8 @@ POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "Job": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "Rollout": ("spec", "template"),
+    # OpenShift (apps.openshift.io/v1): the injector treats its pod template as a Deployment's.
+    "DeploymentConfig": ("spec", "template"),
 }
 # A JobSet runs Jobs: `spec.replicatedJobs[].template` is a Job template.
 JOBSET = "JobSet"

@@ -1,7 +1,8 @@
 """The first pass's cheap look at a document's text: could it be a mesh-context resource?
 
 Only documents that say yes are composed before the run's main pass; anything that says no here is
-read once, in the main pass. Only ConfigMaps named istio* configure the mesh; Lists may hold anything.
+read once, in the main pass. Only ConfigMaps named istio* configure the mesh, and of Deployments only
+istiod's when its env sets a pilot setting; Lists may hold anything.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ _CONTEXT_KIND = re.compile(
     r"[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?\r?$"
 )  # `\r?`: a file with CRLF line ends says `kind: Namespace\r`
 _CONFIGMAP = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b")
+_DEPLOYMENT = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?Deployment[\"']?[ \t]*(#.*)?\r?$")
+_ISTIOD_NAME = re.compile(r"\bname:[ \t]*[\"']?istiod\b")
+# The pilot setting the rules read from istiod's env (mesh.istio.NATIVE_ENV).
+_PILOT_ENV = "ENABLE_NATIVE_SIDECARS"
 _ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
 _KIND_KEY = re.compile(r"kind[\"']?:")
 _HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS | LINKERD_HELM_VALUES_KEYS)) + r"):", re.M)
@@ -35,6 +40,8 @@ def might_hold_context(text: str, lines: list[str] | None = None) -> bool:
         return True
     if any(_CONFIGMAP.match(line) for line in lines):
         return "istio" in text and bool(_ISTIO_NAME.search(text))  # (a `\b` first: the literal is found faster)
+    if _PILOT_ENV in text and any(_DEPLOYMENT.match(line) for line in lines):
+        return bool(_ISTIOD_NAME.search(text))  # istiod's own Deployment, whose env sets pilot settings
     if not lines:
         return bool(_HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
     return False

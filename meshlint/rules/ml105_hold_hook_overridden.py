@@ -52,7 +52,7 @@ from collections.abc import Iterator
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.scope import Place
 from meshlint.mesh.setting import origins
-from meshlint.mesh.sources import MeshSource
+from meshlint.mesh.sources import MeshSource, keeps_the_hold
 from meshlint.mesh.workload import WorkloadView
 from meshlint.rule import MESH_CONFIG, WORKLOAD, RuleContext, rule
 
@@ -67,13 +67,15 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
     lifecycle, hold = subject.hold_override, subject.pod_hold
     if lifecycle is None or hold is None or hold.value is not True or not subject.classic_sidecar or hold.origin is None:
         return
+    if keeps_the_hold(lifecycle.value):
+        return
     yield Issue(hold.origin, f"holdApplicationUntilProxyStarts has no effect: Helm global.proxy.lifecycle ({lifecycle.where}) replaces the hold hook", HELP, related=origins(lifecycle))
 
 
 def _mesh_config(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
     settings = ctx.mesh.settings_at(Place.of(source.resource.path), source.revision)
     node, hold = source.proxy_lifecycle, settings.mesh_wide_hold
-    if settings.proxy_lifecycle is not None and node is not None and hold is not None:
+    if settings.proxy_lifecycle is not None and node is not None and hold is not None and not keeps_the_hold(node.value):
         yield Issue(
             node.key_pos or node.pos,
             f"global.proxy.lifecycle replaces the postStart hook that holdApplicationUntilProxyStarts ({hold.where}) relies on; the hold does nothing",

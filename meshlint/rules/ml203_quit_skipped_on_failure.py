@@ -5,7 +5,10 @@ Reports a `/quitquitquit` call that a failure would skip, when no other quit cal
 runs however the work ends: one chained after `&&` (`./work && curl -X POST …`), inside
 `if ./work; then`, after `./work || exit`, or after a step that can fail while errexit is on
 (`set -e`, `set -euo pipefail`, `set -o errexit`, `bash -ec`, a `#!/bin/sh -e` first line); and an
-exit trap installed only after such a step (a failing run ends before the trap exists).
+exit trap installed only after such a step (a failing run ends before the trap exists). Silent under
+`restartPolicy: OnFailure`: there the kubelet restarts the failed container in the same pod, which
+retries with the proxy still running, so quitting on success only is right (an EXIT trap would stop
+the proxy at the first failure, and every retry would run without it: istio/istio#45627).
 
 ## Why is this bad?
 When the work fails, the shell stops before the quit call. The app container exits with an error but
@@ -24,7 +27,7 @@ spec:
     spec:
       template:
         spec:
-          restartPolicy: OnFailure
+          restartPolicy: Never
           containers:
             - name: sync
               image: sync:1.0
@@ -43,7 +46,7 @@ spec:
     spec:
       template:
         spec:
-          restartPolicy: OnFailure
+          restartPolicy: Never
           containers:
             - name: sync
               image: sync:1.0
@@ -58,6 +61,7 @@ stands on its own line.
 
 ## References
 - POSIX shell `trap` (EXIT runs however the script ends)
+- istio/istio#45627 (a classic sidecar that exits in a run-to-completion pod is never restarted)
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ if TYPE_CHECKING:
 
 @rule(code="ML203", name="quit-skipped-on-failure", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS, fix="unsafe")
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if workload.template.restart_policy == "OnFailure":
+        return  # the failed container retries in the same pod, with its proxy: quit on success only
     calls = workload.quit_calls
     for call in calls:
         covered = any(other.quits and other.runs_on_failure and other.container is call.container for other in calls)
