@@ -109,7 +109,7 @@ def test_a_docs_url_that_is_no_web_page_address_is_exit_2(repo, address):
     assert result.exit_code == 2 and "--docs-url" in result.stderr
     (repo / ".meshlint.yaml").write_text(f"docs-url: '{address}'\n")
     result = invoke("check", "examples", "--format", "sarif")
-    assert result.exit_code == 2 and result.stderr.startswith("meshlint: error: .meshlint.yaml: docs-url: ")
+    assert result.exit_code == 2 and result.stderr.startswith("meshlint: error: .meshlint.yaml:1: docs-url: ")
 
 
 def test_gitlab_report_has_code_quality_fields(repo):
