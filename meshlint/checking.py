@@ -183,7 +183,8 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None, docs_url: str | None, fail_on_skipped: bool | None, fix: bool, show_diff: bool,
+    stdin_filename: str | None, docs_url: str | None, max_file_size: str | None, fail_on_skipped: bool | None, fix: bool,
+    show_diff: bool,
     unsafe_fixes: bool, cache_dir: str | None, no_cache: bool,
 ) -> None:
     """Run `check` with the options of meshlint/options.py; REPORT_FLAGS are its --format and --output
@@ -192,6 +193,7 @@ def check(
     from meshlint.engine.run import run
     from meshlint.mesh.options import version_problem
     from meshlint.registry import load_rules
+    from meshlint.source.inputs import parse_size
 
     for setting, value in (("kubernetes-version", kubernetes_version), ("istio-version", istio_version), ("linkerd-version", linkerd_version)):
         problem = version_problem(setting, value) if value else None
@@ -199,6 +201,9 @@ def check(
             raise UsageProblem(problem, option=f"--{setting}")
     if docs_url and not _web_address(docs_url):
         raise UsageProblem(f"{docs_url!r} is not an http(s) address without a #fragment", option="--docs-url")
+    size_limit = parse_size(max_file_size) if max_file_size is not None else None
+    if max_file_size is not None and size_limit is None:
+        raise UsageProblem(f"{max_file_size!r} is not a size such as 50M (bytes, or a whole number of K, M or G)", option="--max-file-size")
 
     def overridden(config: Config) -> None:
         """The command line's word over every config's, nested ones too."""
@@ -226,6 +231,7 @@ def check(
     config.report_unused_suppressions = report_unused_suppressions
     config.stdin_filename = stdin_filename or config.stdin_filename
     config.docs_url = docs_url or config.docs_url
+    config.max_file_size = size_limit or config.max_file_size
     config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
     configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
 

@@ -91,6 +91,8 @@ CHECK_OPTIONS = (
     Option(("--stdin-filename",), "stdin_filename", TEXT, 'The name "-" (stdin) goes by in every report, e.g. the file a rendered stream came from.'),
     Option(("--docs-url",), "docs_url", TEXT, "Where the rules page (docs/rules.md) is published: SARIF links each rule's section there (config: docs-url).",
            metavar="URL"),
+    Option(("--max-file-size",), "max_file_size", TEXT, "Report and skip inputs larger than SIZE, unread (default 50M; K, M, G: powers of 1024).",
+           metavar="SIZE"),
     Option(("--fail-on-skipped",), "fail_on_skipped", FLAG, "Exit 1 when any input was passed over whole (a Helm template, not a manifest).",
            config_decides=True),
     Option(("--fix",), "fix", FLAG, "Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains."),

@@ -4,6 +4,7 @@ Kustomize patch fragments."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -250,3 +251,102 @@ def test_each_file_is_governed_by_its_nearest_config_however_its_path_is_spelled
     os.chdir(tmp_path / "two")
     with inputs.at_work():
         assert [governing(p) for p in ("sub/a.yaml", "a.yaml", "../one/sub/a.yaml")] == [None, None, "ML102"]
+
+
+# --- what git ignores besides .gitignore: info/exclude and core.excludesFile -------------------------
+
+
+@pytest.fixture
+def git_home(tmp_path, monkeypatch):
+    """A home and XDG config folder of the test's own, and no system config: git's files as a test sets them."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    return home
+
+
+def test_info_exclude_and_the_default_excludes_file_are_honoured_in_a_repository(tmp_path, git_home):
+    repo = tmp_path / "repo"
+    tree(repo, {".git/HEAD": "ref: refs/heads/main\n", ".git/info/exclude": "local/\n/sub/d.yaml\n", "local/a.yaml": "", "b.yaml": "", "c.yaml": "", "sub/d.yaml": ""})
+    tree(git_home, {"xdg/git/ignore": "c.yaml\n"})  # git's default excludes file under $XDG_CONFIG_HOME
+    assert walked(repo) == ["b.yaml"]
+    assert walked(repo / "sub") == []  # patterns are relative to the repository's top, as in git
+
+
+def test_core_excludes_file_from_the_last_config_that_sets_it(tmp_path, git_home):
+    repo = tmp_path / "repo"
+    tree(repo, {".git/HEAD": "", "a.yaml": "", "b.yaml": "", "c.yaml": "", "d.yaml": ""})
+    tree(git_home, {
+        "xdg/git/ignore": "a.yaml\n",  # the default: not read once a config names another file
+        "xdg/git/config": "[core]\n\texcludesFile = ~/from-xdg\n",
+        ".gitconfig": '[user]\n\tname = x\n[Core] # a comment\n\tEXCLUDESFILE = "~/global ignore" ; why\n',
+        "from-xdg": "b.yaml\n",
+        "global ignore": "c.yaml\n",
+    })
+    assert walked(repo) == ["a.yaml", "b.yaml", "d.yaml"]  # ~/.gitconfig over the XDG config
+    (repo / ".git/config").write_text('[core "other"]\n\texcludesfile = nothing\n[core]\n\tbare = false\n\texcludesfile = .git/mine\n')
+    (repo / ".git/mine").write_text("d.yaml\n")
+    assert walked(repo) == ["a.yaml", "b.yaml", "c.yaml"]  # the repository's config over both, relative to its top
+
+
+def test_gitignore_wins_over_info_exclude_which_wins_over_the_excludes_file(tmp_path, git_home):
+    repo = tmp_path / "repo"
+    tree(repo, {
+        ".git/HEAD": "",
+        ".git/info/exclude": "*.yaml\n!kept-by-exclude.yaml\n",
+        ".gitignore": "!kept-by-gitignore.yaml\n",
+        "kept-by-exclude.yaml": "", "kept-by-gitignore.yaml": "", "dropped.yaml": "", "named.yaml": "",
+    })
+    tree(git_home, {"xdg/git/ignore": "!dropped.yaml\nkept-by-exclude.yaml\n"})
+    assert walked(repo) == ["kept-by-exclude.yaml", "kept-by-gitignore.yaml"]
+    assert walked(repo, "named.yaml") == ["named.yaml"]  # a named file is checked whatever git ignores
+
+
+def test_a_linked_worktree_reads_the_main_repositorys_exclude_file(tmp_path, git_home):
+    tree(tmp_path, {
+        "main/.git/info/exclude": "x.yaml\n",
+        "main/.git/worktrees/wt/commondir": "../..\n",
+        "wt/.git": f"gitdir: {tmp_path / 'main/.git/worktrees/wt'}\n",
+        "wt/x.yaml": "", "wt/y.yaml": "",
+    })
+    assert walked(tmp_path / "wt") == ["y.yaml"]
+
+
+def test_outside_a_repository_neither_exclude_file_applies(tmp_path, git_home):
+    tree(git_home, {"xdg/git/ignore": "a.yaml\n"})
+    tree(tmp_path / "plain", {"a.yaml": ""})
+    assert walked(tmp_path / "plain") == ["a.yaml"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("[core]\n\texcludesFile = a b \n", "a b"),
+    ('[core] excludesfile = "a\\"b" # c\n', 'a"b'),
+    ("[core]\nexcludesfile=one\n[core]\nexcludesfile=two\n", "two"),
+    ("[alias]\nexcludesfile = no\n", None),
+    ("[core.x]\nexcludesfile = no\n", None),
+])
+def test_the_excludes_file_key_is_read_as_git_reads_it(text, value):
+    from meshlint.source.gitexcludes import core_excludes_file
+
+    assert core_excludes_file(text) == value
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_walk_leaves_out_what_git_itself_ignores(tmp_path, git_home):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    tree(repo, {
+        "a.yaml": "", "b.yaml": "", "c.yaml": "", "d/e.yaml": "", "d/f.yaml": "", "g/h.yaml": "", "keep.yaml": "",
+        ".gitignore": "!c.yaml\n", "d/.gitignore": "f.yaml\n",
+    })
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    tree(repo, {".git/info/exclude": "b.yaml\nc.yaml\n/g/\n"})
+    tree(git_home, {".gitconfig": "[core]\n\texcludesFile = ~/ignored\n", "ignored": "a.yaml\nkeep.yaml\n!keep.yaml\n"})
+    listed = subprocess.run(["git", "-C", str(repo), "ls-files", "--others", "--exclude-standard"], capture_output=True, text=True, check=True)
+    by_git = sorted(p for p in listed.stdout.splitlines() if p.endswith(".yaml"))
+    assert by_git == ["c.yaml", "d/e.yaml", "keep.yaml"]
+    assert walked(repo) == by_git

@@ -177,7 +177,7 @@ def test_alias_bomb_through_the_whole_check_is_bounded_by_its_text(tmp_path):
     assert [f.code for f in report.findings] == ["ML101"]
 
 
-def test_unreadable_file_in_a_walk_is_a_note_and_the_rest_is_linted(tmp_path, monkeypatch):
+def test_unreadable_file_in_a_walk_is_passed_over_and_the_rest_is_linted(tmp_path, monkeypatch):
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
     (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
     real_read = inputs.read
@@ -190,11 +190,14 @@ def test_unreadable_file_in_a_walk_is_a_note_and_the_rest_is_linted(tmp_path, mo
     monkeypatch.setattr(inputs, "read", read)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 0
-    assert result.stderr == f"meshlint: {tmp_path / 'a.yaml'}: Permission denied; skipped\n"
-    assert result.stdout.endswith("1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed\n")
+    assert result.stderr == ""
+    assert result.stdout == (
+        f"not checked: {tmp_path / 'a.yaml'}: Permission denied\n\n"
+        "2 files, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 1 skipped, 0 assumed meshed\n"
+    )
 
 
-def test_file_that_vanishes_mid_run_is_a_note(tmp_path, monkeypatch):
+def test_file_that_vanishes_mid_run_is_passed_over_and_counted(tmp_path, monkeypatch):
     (tmp_path / "gone.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\n")
     (tmp_path / "kept.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
     real = engine_run.patch_fragments
@@ -206,8 +209,11 @@ def test_file_that_vanishes_mid_run_is_a_note(tmp_path, monkeypatch):
     monkeypatch.setattr(engine_run, "patch_fragments", delete_then_read)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 0
-    assert result.stderr == f"meshlint: {tmp_path / 'gone.yaml'}: No such file or directory; skipped\n"
-    assert "1 file, 1 resource" in result.stdout
+    assert result.stderr == ""
+    assert result.stdout == (
+        f"not checked: {tmp_path / 'gone.yaml'}: No such file or directory\n\n"
+        "2 files, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 1 skipped, 0 assumed meshed\n"
+    )
 
 
 @pytest.mark.parametrize("jobs", ["2", "3"])

@@ -6,7 +6,6 @@ SIGINT ignored, and a process keeps what it was started with)."""
 
 from __future__ import annotations
 
-import errno
 import os
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from helpers import ROOT
 from meshlint.cli import main
 from meshlint.engine import parallel
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not hasattr(os, "mkfifo"), reason="signals and FIFOs as POSIX has them")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as POSIX has them, and /proc to see the workers")
 
 MANIFEST = (ROOT / "examples" / "apps" / "orders-api.yaml").read_text()
 
@@ -49,17 +48,23 @@ def start(args, cwd, **settings):
     )
 
 
-def open_for_writing_once_read(fifo, process):
-    """The FIFO's writing end, once meshlint has opened it for reading: from then on, whoever opened
-    it (a worker, or the parent working as the last of the jobs) waits for its text, mid-run."""
-    while True:
-        try:
-            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as err:
-            if err.errno != errno.ENXIO:  # ENXIO: no reader yet
-                raise
-        assert process.poll() is None, process.stderr.read()
-        time.sleep(0.01)
+def workers_of(process) -> list[str]:
+    """The pids of the processes `process` forked and has not reaped (Linux's /proc)."""
+    try:
+        with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
+            return children.read().split()
+    except FileNotFoundError:
+        return []
+
+
+def frozen_in_the_pool(process) -> None:
+    """meshlint's group stopped (SIGSTOP) the moment its forked pool has a worker: whatever is sent
+    now is handled, on SIGCONT, while the pool works. (A FIFO once held the run; a walk passes FIFOs
+    over now.)"""
+    while not workers_of(process):
+        assert process.poll() is None, "the run ended before its pool started"
+        time.sleep(0.002)
+    os.killpg(process.pid, signal.SIGSTOP)
 
 
 def ended(process):
@@ -85,18 +90,15 @@ def none_left_of(process):
     ],
 )
 def test_a_run_stopped_while_the_forked_pool_works_dies_of_the_signal_with_one_line(tmp_path, signum, whom, said):
-    tree = forked_tree(tmp_path)
-    os.mkfifo(tree / "zz-last.yaml")  # read last, by the pool's last range: the run waits there for a writer
+    forked_tree(tmp_path)
     process = start(["check", "tree", "--jobs", "2", "--no-cache"], tmp_path)
-    held = open_for_writing_once_read(tree / "zz-last.yaml", process)
-    try:
-        if whom == "group":
-            os.killpg(process.pid, signum)
-        else:
-            os.kill(process.pid, signum)
-        status, out, err = ended(process)
-    finally:
-        os.close(held)
+    frozen_in_the_pool(process)
+    if whom == "group":
+        os.killpg(process.pid, signum)
+    else:
+        os.kill(process.pid, signum)
+    os.killpg(process.pid, signal.SIGCONT)
+    status, out, err = ended(process)
     assert (status, out, err) == (-signum, b"", said)  # a shell reads this as 128 + signum: 130, 143
     assert none_left_of(process)
 

@@ -92,8 +92,9 @@ def check_file(plan: Plan, path: str, data: bytes | None = None) -> FileResult:
             loaded = load_file(path, plan.stdin_name, plan.stdin, light=light, stream=True, lines=plan.stdin_lines)
         else:
             loaded = load_file(path, data=data, light=light, stream=True)
-    except OSError as err:
-        result.notes.append(f"{path}: {err.strerror or err}; skipped")
+    except OSError as err:  # unreadable, gone, or over the size limit: passed over whole, and counted
+        reason = err.strerror or str(err)
+        result.summary = Summary(files=1, skipped_files=1, skipped_inputs=[SkippedInput(result.path, reason)])
         return result
     check = FileCheck(plan, path, governed, loaded, fragment)
     for document in loaded.each_document():

@@ -78,12 +78,13 @@ def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> t
         except OSError:
             continue
         for entry in entries:
-            if not unseen and not entry.name.startswith(".") and entry.is_dir() and entry.path not in folders:
+            kind = inputs.kind_of(entry)  # a loop, a FIFO: passed over, and the run goes on
+            if not unseen and not entry.name.startswith(".") and kind is inputs.DIRECTORY and entry.path not in folders:
                 unseen = not governing.excluded(_shown(entry.path))
-            if not entry.name.endswith(inputs.YAML_SUFFIXES) or entry.name.startswith("."):
+            if not entry.name.endswith(inputs.YAML_SUFFIXES) or entry.name.startswith(".") or kind is not inputs.FILE:
                 continue
             path = _shown(entry.path)
-            if inputs.real(path) in taken or governing.excluded(path) or not entry.is_file():
+            if inputs.real(path) in taken or governing.excluded(path):
                 continue
             found.append(path)
     return found, unseen

@@ -26,7 +26,7 @@ from meshlint.engine.cache import (
 )
 from meshlint.engine.filecheck import check_file, contained, finding, internal_error, source_line
 from meshlint.engine.governance import Governance, Governing, bind
-from meshlint.engine.results import FileResult, Report, Summary
+from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
 from meshlint.findings import Finding
 from meshlint.fingerprint import fingerprinted, repository_root
@@ -126,7 +126,8 @@ def run(
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
     run, and take this run's from it where nothing they depend on changed (engine/cache.py).
     `progress`: told of each file the first pass reads and each the second checks."""
-    with inputs.at_work():
+    top = configs.top if isinstance(configs, ConfigSet) else configs
+    with inputs.at_work(top.max_file_size):
         return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress)
 
 
@@ -143,8 +144,16 @@ def _run(
     collected = inputs.collect(paths, top.exclude, top.base)
     files = [f for f in collected.files if not governing.excluded(f)]
     notes = list(collected.warnings)
+    # Walked files that are no files (a loop, a FIFO, a device): passed over whole, like any unreadable input.
+    passed_over = [SkippedInput(inputs.display_name(path), why) for path, why in collected.passed_over]
 
-    stdin = inputs.read(inputs.STDIN) if inputs.STDIN in files else None
+    stdin = None
+    if inputs.STDIN in files:
+        try:
+            stdin = inputs.read(inputs.STDIN)
+        except inputs.TooLarge as err:  # passed over, and the other inputs checked
+            passed_over.append(SkippedInput(top.stdin_filename or inputs.STDIN_NAME, err.strerror or str(err)))
+            files = [f for f in files if f != inputs.STDIN]
     # Where the mesh.context files' reading is kept, for runs of any size; and results, for big runs.
     folder = Folder(cache_dir, notes)
     cache_dir = folder.get() if folder.wanted and worth_caching(files, stdin) else None
@@ -236,6 +245,7 @@ def _run(
         [], Summary(), governing.rules(), notes, root=plan.root, fail_on=top.fail_on, writable=writable,
         trees=collected.trees, linked_out=collected.linked_out,
     )
+    report.summary.add(Summary(files=len(passed_over), skipped_files=len(passed_over), skipped_inputs=passed_over))
     for loaded in context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(_check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
+
+from meshlint.source import gitexcludes
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_NAMES = (".meshlint.yaml", ".meshlint.yml")  # meshlint's own config: never a manifest, so walks pass over it
@@ -47,9 +51,11 @@ _CHARTS: dict[str, str | None] = {}
 
 
 @contextmanager
-def at_work() -> Iterator[None]:
-    """Within it, `cwd()` is the working directory as it was on entering, without a system call."""
+def at_work(max_file_size: int | None = None) -> Iterator[None]:
+    """Within it, `cwd()` is the working directory as it was on entering, without a system call, and
+    `read` refuses a file or stream over `max_file_size` bytes (default `MAX_FILE_SIZE`)."""
     _CWD.append(os.getcwd())
+    _LIMIT.append(MAX_FILE_SIZE if max_file_size is None else max_file_size)
     _ABSOLUTE.clear()
     _LAST[:] = ["", ""]
     _CHARTS.clear()
@@ -57,6 +63,7 @@ def at_work() -> Iterator[None]:
         yield
     finally:
         _CWD.pop()
+        _LIMIT.pop()
         _ABSOLUTE.clear()
         _LAST[:] = ["", ""]
         _CHARTS.clear()
@@ -117,16 +124,19 @@ class InputError(Exception):
 
 
 class Inputs:
-    """The files a run's paths name (folders walked), and the warnings met on the walk."""
+    """The files a run's paths name (folders walked), the warnings met on the walk, and the walked
+    files that cannot be read as files (a loop, a FIFO, a device), each with why."""
 
     files: list[str]
     warnings: list[str]
+    passed_over: list[tuple[str, str]]
     trees: frozenset[str]  # each named folder and each named file's folder, resolved: where `--fix` may write
     linked_out: frozenset[str]  # files reached through a symbolic link that leads out of every tree
 
     def __init__(self, files: list[str] | None = None, warnings: list[str] | None = None) -> None:
         self.files = [] if files is None else files
         self.warnings = [] if warnings is None else warnings
+        self.passed_over = []
         self.trees = frozenset()
         self.linked_out = frozenset()
 
@@ -156,56 +166,61 @@ class Excluder:
 
 
 class _GitIgnores:
-    """The `.gitignore` files that govern a walk: those from the top of the repository (or, outside
-    one, of the walk) down to each folder (a deeper file's verdict wins, as in git)."""
+    """What git ignores in a walk: the `.gitignore` files from the top of the repository (or, outside
+    one, of the walk) down to each folder, and in a repository its `info/exclude` and the file
+    `core.excludesFile` names. As in git, a deeper `.gitignore`'s verdict wins over a higher one's,
+    any `.gitignore`'s over `info/exclude`'s, and that over the excludes file's."""
 
     def __init__(self, top: str) -> None:
         self.root = repository_top(os.path.abspath(top))
         self._specs: dict[str, Any] = {}  # directory (absolute) -> its .gitignore, or None
+        # The repository's own patterns, lowest precedence first (relative to its top).
+        self._repository = [spec for spec in map(_spec_of, gitexcludes.exclude_files(self.root)) if spec is not None]
 
     def _spec(self, directory: str) -> Any:
         if directory not in self._specs:
-            spec = None
-            path = os.path.join(directory, ".gitignore")
-            if os.path.isfile(path):
-                from pathspec import GitIgnoreSpec
-
-                try:
-                    with open(path, encoding="utf-8", errors="replace") as handle:
-                        spec = GitIgnoreSpec.from_lines(handle.read().splitlines())
-                except OSError:
-                    spec = None
-            self._specs[directory] = spec
+            self._specs[directory] = _spec_of(os.path.join(directory, ".gitignore"))
         return self._specs[directory]
 
     def any_in(self, directory: str) -> bool:
-        """Does any `.gitignore` govern what is in `directory`? Most trees have none on most paths,
-        and a walk then asks nothing of each of their files."""
-        return any(self._spec(folder) is not None for folder in _folders_between(self.root, absolute(directory)))
+        """Does anything git ignores by govern what is in `directory`? Most trees have no
+        `.gitignore` on most paths, and a walk then asks nothing of each of their files."""
+        return bool(self._repository) or any(self._spec(folder) is not None for folder in _folders_between(self.root, absolute(directory)))
 
     def ignores(self, path: str, directory: bool) -> bool:
         full = absolute(path)
+        suffix = "/" if directory else ""
         verdict = None
+        for spec in self._repository:
+            result = spec.check_file(os.path.relpath(full, self.root).replace(os.sep, "/") + suffix)
+            if result.include is not None:
+                verdict = result.include
         for folder in _folders_between(self.root, os.path.dirname(full)):
             spec = self._spec(folder)
             if spec is None:
                 continue
-            relative = os.path.relpath(full, folder).replace(os.sep, "/") + ("/" if directory else "")
-            result = spec.check_file(relative)
+            result = spec.check_file(os.path.relpath(full, folder).replace(os.sep, "/") + suffix)
             if result.include is not None:
                 verdict = result.include
         return bool(verdict)
 
 
+def _spec_of(path: str) -> Any:
+    """The gitignore patterns of the file at `path`, or None when there is none to read."""
+    if not os.path.isfile(path):
+        return None
+    from pathspec import GitIgnoreSpec
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return GitIgnoreSpec.from_lines(handle.read().splitlines())
+    except OSError:
+        return None
+
+
 def repository_top(directory: str) -> str:
     """The top of the git repository holding `directory`, or `directory` itself outside one."""
-    current = directory
-    while not os.path.exists(os.path.join(current, ".git")):
-        parent = os.path.dirname(current)
-        if parent == current:
-            return directory
-        current = parent
-    return current
+    return gitexcludes.repository_top(directory) or directory
 
 
 @lru_cache(maxsize=1024)
@@ -236,14 +251,17 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
         if path == STDIN:
             inputs.files.append(STDIN)
             continue
-        if not os.path.exists(path):
-            if os.path.islink(path):
-                raise InputError(f"{path}: broken symbolic link")
-            raise InputError(f"{path}: no such file or directory")
-        if os.path.isdir(path):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as err:
+            raise InputError(f"{path}: {why_unreadable(err, path)}") from None
+        if stat.S_ISDIR(mode):
             trees.add(real(path))
             _walk(path, inputs, seen, excluder, _GitIgnores(path), leaving)
         else:
+            if not stat.S_ISREG(mode):
+                # Read, a FIFO would wait for a writer and a device never end: a stream goes to stdin.
+                raise InputError(f"{path}: {special_kind(mode)}, not a regular file; pipe a stream to `meshlint check -`")
             folder = real(os.path.dirname(path) or ".")
             trees.add(folder)
             if not os.access(path, os.R_OK):
@@ -286,11 +304,8 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
         inside = real_dir if real_dir.endswith(os.sep) else real_dir + os.sep
         for entry in entries:
             path = entry.path if directory != "." else entry.name
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if is_dir:
+            kind = kind_of(entry)
+            if kind is DIRECTORY:
                 if entry.name.startswith(".") or excluder.excludes(path, directory=True) or (ignoring and gitignores.ignores(path, directory=True)):
                     continue
                 if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, visited_dirs):
@@ -300,8 +315,8 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in CONFIG_NAMES:
                 if excluder.excludes(path) or (ignoring and gitignores.ignores(path, directory=False)):
                     continue
-                if entry.is_symlink() and not os.path.exists(path):
-                    inputs.warnings.append(f"{path}: broken symbolic link; skipped")
+                if kind is not FILE:  # a loop, a broken link, a FIFO, a socket, a device
+                    inputs.passed_over.append((path, kind))
                     continue
                 # A file that is no link is where its folder really is: one realpath a folder, not a file.
                 real_file = real(path) if entry.is_symlink() else _REAL.setdefault(path, inside + entry.name)
@@ -322,48 +337,142 @@ def _is_ancestor(target: str, current: str, visited: set[str]) -> bool:
     return target in visited or current == target or current.startswith(target + os.sep)
 
 
+DIRECTORY, FILE = "directory", "file"
+
+
+def kind_of(entry: os.DirEntry[str]) -> str:
+    """`DIRECTORY` or `FILE` (a link followed), or why a walk passes the entry over: a symbolic link
+    loop, a broken link, a special file. Never raises: one odd entry must not end a walk."""
+    try:
+        if entry.is_dir():
+            return DIRECTORY
+        if entry.is_file():
+            return FILE
+        return special_kind(os.stat(entry.path).st_mode)
+    except OSError as err:  # a loop (ELOOP) is raised by is_dir() itself
+        return why_unreadable(err, entry.path)
+
+
+def special_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a folder is."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def why_unreadable(err: OSError, path: str) -> str:
+    """An error met on looking at `path`, in the words a note or an error uses."""
+    if err.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if err.errno == errno.ENOENT:
+        return "broken symbolic link" if os.path.islink(path) else "no such file or directory"
+    if err.errno == errno.EACCES:
+        return "permission denied"
+    return err.strerror or str(err)
+
+
 # A `--fix` session's files as fixed so far, by real path: its runs read them instead of the disk, so
 # every fix is checked before anything is written (meshlint.fix.rounds). Empty in any other run.
 OVERLAY: dict[str, bytes] = {}
 
 # Inputs are read in chunks of this size, from the descriptor in binary mode (Windows opens in text
-# mode otherwise).
+# mode otherwise). Opened without blocking, so that a FIFO that slipped past the walk is refused
+# rather than waited on; a regular file reads the same either way.
 _READ_SIZE = 1 << 18
 _BINARY = getattr(os, "O_BINARY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+# A file or stream larger than this is reported and passed over, unread: real manifests are far
+# smaller, and what parsing holds of a text is many times its size. `max-file-size` sets it.
+MAX_FILE_SIZE = 50 * 1024 * 1024
+_LIMIT: list[int] = []  # the running run's (`at_work`)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+class TooLarge(OSError):
+    """An input over the size limit: reported as an unreadable one is, and passed over."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than the max-file-size limit of {size_text(limit)}")
+
+
+def max_file_size() -> int:
+    return _LIMIT[-1] if _LIMIT else MAX_FILE_SIZE
+
+
+def parse_size(value: str | int) -> int | None:
+    """A size as `max-file-size` takes it: bytes, or a whole number of K, M or G (1024, 1024², 1024³);
+    None when it is none or not above 0."""
+    if isinstance(value, int):
+        return value if value > 0 and not isinstance(value, bool) else None
+    text = value.strip().upper().removesuffix("B")
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "")
+    if not (number.isascii() and number.isdigit()) or len(number) > 15 or int(number) == 0:
+        return None
+    return int(number) * _UNITS[unit]
+
+
+def size_text(size: int) -> str:
+    """A size as `parse_size` reads it, in the largest unit it is a whole number of."""
+    for unit in ("G", "M", "K"):
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return f"{size} bytes"
 
 
 def read(path: str) -> bytes:
-    """Read one input. Raises OSError for a file that vanished or cannot be read, and InputError for
-    a stdin that cannot be read (the run has no other input in its place)."""
+    """Read one input: never more than the size limit and one byte. Raises OSError for a file that
+    vanished or cannot be read, `TooLarge` (an OSError) for one over the limit, and InputError for a
+    stdin that cannot be read (the run has no other input in its place)."""
+    limit = max_file_size()
     if path == STDIN:
-        return _read_stdin()
+        return _read_stdin(limit)
     if OVERLAY:
         data = OVERLAY.get(os.path.realpath(path))
         if data is not None:
             return data
     # The descriptor's own reads, not a buffered file object: a tree's every file is read twice (the
     # first pass and the check), and the object's set-up was half of each small file's read.
-    fd = os.open(path, os.O_RDONLY | _BINARY)
+    fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
     try:
-        return read_all(fd)
+        found = os.fstat(fd)
+        if stat.S_ISDIR(found.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(found.st_mode):
+            raise OSError(errno.EINVAL, f"{special_kind(found.st_mode)}, not a regular file")
+        if found.st_size > limit:
+            raise TooLarge(limit)
+        return read_all(fd, limit)
     finally:
         os.close(fd)
 
 
-def _read_stdin() -> bytes:
+def _read_stdin(limit: int) -> bytes:
     if sys.stdin is None:  # `meshlint check - <&-`
         raise InputError(f"{STDIN_NAME}: cannot read: stdin is closed")
     try:
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)
     except OSError as err:  # a folder (`< /`), a terminal that hung up
         raise InputError(f"{STDIN_NAME}: cannot read: {err.strerror or err}") from err
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data
 
 
-def read_all(fd: int) -> bytes:
-    """Everything left to read from an open descriptor."""
+def read_all(fd: int, limit: int | None = None) -> bytes:
+    """Everything left to read from an open descriptor; with a `limit`, `TooLarge` past it (a file
+    may have grown since it was measured)."""
     parts: list[bytes] = []
-    while chunk := os.read(fd, _READ_SIZE):
+    left = -1 if limit is None else limit + 1
+    while left and (chunk := os.read(fd, _READ_SIZE if left < 0 else min(_READ_SIZE, left))):
         parts.append(chunk)
+        left -= len(chunk) if left > 0 else 0
+    if limit is not None and left == 0:
+        raise TooLarge(limit)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
