@@ -125,11 +125,12 @@ class _Pool:
                 pid = os.fork()
                 if pid == 0:
                     _worker(task, numbers_out, results_in, held, collecting)
+                # Known before a held-back Ctrl-C can end the run, so that end() reaps it too.
+                self.workers[results_out] = pid
             finally:
                 if pid != 0:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)
             self.close(results_in)
-            self.workers[results_out] = pid
         self.close(numbers_out)
 
     def gather(self, task: Callable[[int], object], count: int, meanwhile: Callable[[], object] | None) -> Iterator[Any]:
