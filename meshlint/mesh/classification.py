@@ -69,6 +69,9 @@ def classify(
         return Classification(LINKERD, f"the manifest already holds an injected {linkerd.PROXY_CONTAINER} container (line {linkerd_proxy.position.line})", linkerd_proxy.position)
     istio = injection.decide(template, namespace, options, revision_of)
     links = linkerd.decide(template, namespace.annotations if namespace else None, namespace.labels if namespace else None)
+    proxyless = _proxyless(template)
+    if istio.injects and proxyless is not None:
+        return Classification(NOT_MESHED, f"{istio.reason}, but {proxyless}", template.annotations()[GATEWAY_TEMPLATES_ANNOTATION].pos)
     if istio.injects:
         return Classification(ISTIO_SIDECAR, istio.reason, istio.origin, also_linkerd=links if links.injects else None, revision=istio.revision)
     if links.injects:
@@ -79,7 +82,41 @@ def classify(
         return Classification(NOT_MESHED, links.reason, links.origin)
     if istio.injects is False:
         return Classification(NOT_MESHED, istio.reason, istio.origin, unknown_revision=istio.unknown_revision)
+    if proxyless is not None:
+        return Classification(NOT_MESHED, proxyless, template.annotations()[GATEWAY_TEMPLATES_ANNOTATION].pos)
+    written = linkerd.written_for_linkerd(template, namespace.annotations if namespace else None)
+    if written is not None:  # Linkerd's keys: Istio's defaults and advice do not apply (reference §18.3.8)
+        key, node = written
+        return Classification(NOT_MESHED, f"its {key} annotation (line {node.pos.line}) says it is written for Linkerd, and the run does not show Linkerd injecting it", node.pos)
     return _by_default(istio.reason, options, istio_in_use)
+
+
+# Injection templates that add no istio-proxy container: proxyless gRPC (reference §18.3.2).
+PROXYLESS_TEMPLATES = frozenset(("grpc-simple",))
+
+
+def injection_templates(template: PodTemplate) -> tuple[list[str], Node | None]:
+    """The injection templates the pod asks for by `inject.istio.io/templates` (none: the injector's
+    defaults, `sidecar`), and the annotation."""
+    node = template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
+    text = (node.text or "") if node is not None else ""
+    return [t.strip() for t in text.split(",") if t.strip()], node
+
+
+def agent_only(template: PodTemplate) -> Node | None:
+    """The annotation that gives the pod `grpc-agent` without `sidecar`: an agent-only istio-proxy, a
+    regular container whatever native says, that captures no traffic (reference §18.3.2)."""
+    names, node = injection_templates(template)
+    return node if "grpc-agent" in names and "sidecar" not in names else None
+
+
+def _proxyless(template: PodTemplate) -> str | None:
+    """Why Istio's injection gives this pod no proxy container: its `inject.istio.io/templates` names
+    only templates that add none."""
+    names, node = injection_templates(template)
+    if not names or node is None or not PROXYLESS_TEMPLATES.issuperset(names):
+        return None
+    return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container (proxyless gRPC)'
 
 
 def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | None) -> Classification:
@@ -96,8 +133,8 @@ def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | 
 def _gateway(template: PodTemplate) -> Classification | None:
     """An Istio gateway: it asks for the gateway injection template, or its only container is an
     istio-proxy (whose image the injector fills in, `image: auto`, or a rendered gateway)."""
-    templates = template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
-    if templates is not None and "gateway" in [t.strip() for t in (templates.text or "").split(",")]:
+    names, templates = injection_templates(template)
+    if templates is not None and "gateway" in names:
         return Classification(ISTIO_GATEWAY, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" makes the proxy the workload', templates.pos)
     containers = template.containers
     if len(containers) == 1 and containers[0].name == PROXY_CONTAINER:

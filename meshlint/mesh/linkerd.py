@@ -74,6 +74,19 @@ def injected_proxy(template: PodTemplate) -> Container | None:
     return None
 
 
+# Annotation prefixes only Linkerd reads: a pod (or Namespace) carrying one is written for Linkerd (§18.3.8).
+CONFIG_PREFIXES = ("config.linkerd.io/", "config.alpha.linkerd.io/")
+
+
+def written_for_linkerd(template: PodTemplate, namespace_annotations: dict[str, Node] | None) -> tuple[str, Node] | None:
+    """The first Linkerd configuration annotation on the pod template, else on its namespace."""
+    for written in (template.annotations(), namespace_annotations or {}):
+        for key, node in written.items():
+            if key.startswith(CONFIG_PREFIXES):
+                return key, node
+    return None
+
+
 def decide(
     template: PodTemplate,
     namespace_annotations: dict[str, Node] | None,

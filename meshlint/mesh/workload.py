@@ -10,7 +10,15 @@ from meshlint.findings import Position
 from meshlint.memo import cached_property
 from meshlint.mesh import ambient
 from meshlint.mesh import linkerd as linkerd_names
-from meshlint.mesh.classification import ISTIO_AMBIENT, ISTIO_GATEWAY, ISTIO_SIDECAR, LINKERD, Classification, classify
+from meshlint.mesh.classification import (
+    ISTIO_AMBIENT,
+    ISTIO_GATEWAY,
+    ISTIO_SIDECAR,
+    LINKERD,
+    Classification,
+    agent_only,
+    classify,
+)
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
 from meshlint.mesh.facts.durations import parse_duration
@@ -161,6 +169,12 @@ class WorkloadView:
     def istio_ambient(self) -> bool:
         """Enrolled in ambient mode: ztunnel on its node carries its traffic, no sidecar."""
         return self.classification.mesh == ISTIO_AMBIENT
+
+    @property
+    def agent_only(self) -> bool:
+        """Istio's `grpc-agent` template: its istio-proxy only serves the app's certificates and xDS,
+        and captures no traffic, so nothing the app sends waits on it."""
+        return self.istio_sidecar and agent_only(self.template) is not None
 
     @property
     def classic_sidecar(self) -> bool:
@@ -609,6 +623,9 @@ def _native(settings: MeshSettings, template: PodTemplate, versions: Versions) -
     proxy = injected_proxy(template)
     if proxy is not None:
         return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
+    agent = agent_only(template)
+    if agent is not None:  # the grpc-agent template never asks for a native sidecar
+        return Setting(False, agent.pos, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{agent.text}" keeps its agent a regular container')
     annotation = template.annotations().get(NATIVE_ANNOTATION)
     # The annotation exists from Istio 1.24 on; older injectors ignore it.
     readable = versions.istio is None or at_least(versions.istio, "1.24")

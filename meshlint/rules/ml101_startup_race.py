@@ -132,8 +132,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
     if not workload.classic_sidecar or workload.hold.value:
         return
-    if workload.interception_mode.value == "NONE" and workload.app_sends_to_proxy is None:
-        return  # no iptables: the app's calls do not pass through istio-proxy unless it sends them there itself
+    if (workload.interception_mode.value == "NONE" or workload.agent_only) and workload.app_sends_to_proxy is None:
+        return  # no iptables (or grpc-agent's, which captures nothing): the app's calls pass through istio-proxy only if it sends them there
     evidence = workload.startup_evidence
     if not evidence and ctx.options.get("require-evidence"):
         return
