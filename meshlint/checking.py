@@ -357,6 +357,13 @@ def _read_baseline(baseline: Any, path: str, config: Config | None) -> Any:
         raise ConfigError(f"{config.at('baseline')}: {err}") from err
 
 
+def write_out(text: str) -> None:
+    """One whole output (a rules page) to stdout, as a report is written: in pieces smaller than the
+    stream's buffer, because a single larger write goes straight to the system, and a reader that
+    leaves during it (`| head -1`) cuts it short without an error."""
+    _echo_all(text[start : start + 4096] for start in range(0, len(text), 4096))
+
+
 def _echo_all(pieces: Iterable[str]) -> None:
     """Write to stdout, flushed once at the end (a report of a big tree is thousands of pieces, and a
     flush each was a system call each; nothing goes to stderr meanwhile). A reader that goes away

@@ -12,7 +12,7 @@ from meshlint import checking  # first: it keeps the cycle collector off while c
 # isort: split
 import click
 
-from meshlint.checking import fail, guarded, stdout_open, use_color
+from meshlint.checking import fail, guarded, stdout_open, use_color, write_out
 from meshlint.options import CHECK_OPTIONS, CHOICE, COUNT, FILE, FLAG, PATH, Option, report_flags
 
 __all__ = ["main", "use_color"]  # use_color: the colour choice, for whoever tests it
@@ -117,7 +117,7 @@ def rules_command(fmt: str) -> None:
     if fmt in ("markdown", "json"):
         from meshlint.ruledocs import catalogue, markdown
 
-        click.echo((markdown if fmt == "markdown" else catalogue)(rules), nl=False)
+        write_out((markdown if fmt == "markdown" else catalogue)(rules))
         return
     width = max(len(r.name) for r in rules)
     for r in rules:
