@@ -76,8 +76,8 @@ DEFAULT = frozenset(p for low, high in port_ranges(DEFAULT_SKIP_PORTS) for p in 
 
 @rule(code="ML510", name="linkerd-skip-ports-bypass-mtls", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.linkerd or workload.linkerd_proxy.injected is not None:
-        return  # `linkerd inject` output carries proxy-init's arguments, not these settings
+    if not workload.linkerd:
+        return
     proxy = workload.linkerd_proxy
     inbound = _beyond_default(proxy.skip_inbound)
     if inbound:
