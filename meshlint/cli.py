@@ -92,9 +92,10 @@ def check(ctx: click.Context, /, **values: Any) -> None:
     2 usage error, invalid config, a named path that cannot be read, a report
     that cannot be written or an internal error outside any one file. A file
     passed over (unreadable, over max-file-size, or an internal error in its
-    check) is listed, and exits 1 only with --fail-on-skipped. A reader that stops reading (| head) ends the
-    run quietly with 141, as SIGPIPE ends other tools. Ctrl-C ends it with
-    130, SIGTERM with 143 (the process dies of that signal).
+    check) is listed, and exits 1 only with --fail-on-skipped. A reader that
+    stops reading (| head) ends the run quietly with 141, as SIGPIPE ends
+    other tools. Ctrl-C ends it with 130, SIGTERM with 143 (the process dies
+    of that signal).
     """
     try:
         checking.check(ctx.meta.get("meshlint.report-flags", []), **values)

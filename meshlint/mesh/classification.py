@@ -71,7 +71,7 @@ def classify(
     links = linkerd.decide(template, namespace.annotations if namespace else None, namespace.labels if namespace else None)
     proxyless = _proxyless(template)
     if istio.injects and proxyless is not None:
-        return Classification(NOT_MESHED, f"{istio.reason}, but {proxyless}", template.annotations()[GATEWAY_TEMPLATES_ANNOTATION].pos)
+        return Classification(NOT_MESHED, f"{istio.reason}, but {proxyless[0]}", proxyless[1].pos)
     if istio.injects:
         return Classification(ISTIO_SIDECAR, istio.reason, istio.origin, also_linkerd=links if links.injects else None, revision=istio.revision)
     if links.injects:
@@ -83,7 +83,7 @@ def classify(
     if istio.injects is False:
         return Classification(NOT_MESHED, istio.reason, istio.origin, unknown_revision=istio.unknown_revision)
     if proxyless is not None:
-        return Classification(NOT_MESHED, proxyless, template.annotations()[GATEWAY_TEMPLATES_ANNOTATION].pos)
+        return Classification(NOT_MESHED, proxyless[0], proxyless[1].pos)
     written = linkerd.written_for_linkerd(template, namespace.annotations if namespace else None)
     if written is not None:  # Linkerd's keys: Istio's defaults and advice do not apply (reference §18.3.8)
         key, node = written
@@ -110,13 +110,13 @@ def agent_only(template: PodTemplate) -> Node | None:
     return node if "grpc-agent" in names and "sidecar" not in names else None
 
 
-def _proxyless(template: PodTemplate) -> str | None:
-    """Why Istio's injection gives this pod no proxy container: its `inject.istio.io/templates` names
-    only templates that add none."""
+def _proxyless(template: PodTemplate) -> tuple[str, Node] | None:
+    """Why Istio's injection gives this pod no proxy container, and the annotation that says so: its
+    `inject.istio.io/templates` names only templates that add none."""
     names, node = injection_templates(template)
     if not names or node is None or not PROXYLESS_TEMPLATES.issuperset(names):
         return None
-    return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container (proxyless gRPC)'
+    return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container (proxyless gRPC)', node
 
 
 def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | None) -> Classification:
