@@ -136,14 +136,26 @@ def test_native_sidecar(texts, annotations, istio, kubernetes, native):
     assert workload.native.value is native
 
 
+INJECTED_NATIVE_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {annotations}\nspec:\n  initContainers:\n"
+    "    - name: istio-proxy\n      image: proxyv2\n      restartPolicy: Always\n"
+    "  containers: [{{name: app, image: app}}]\n"
+)
+
+
 def test_kube_inject_output_decides_native_and_hold():
-    text = (
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
-        "    - name: istio-proxy\n      image: proxyv2\n      restartPolicy: Always\n"
-        "  containers: [{name: app, image: app}]\n"
-    )
-    _, workload = context(text)
-    assert (workload.istio_sidecar, workload.native.value, workload.hold.value) == (True, True, False)
+    _, workload = context(INJECTED_NATIVE_POD.format(annotations="{sidecar.istio.io/status: '{}'}"))
+    assert (workload.istio_sidecar, workload.native.value, workload.native.where, workload.hold.value) == (True, True, "f0.yaml:8", False)
+
+
+def test_a_pods_own_istio_proxy_without_the_injectors_record_is_a_customisation():
+    # The injector merges it into the proxy it adds; native sidecars come from the settings, here
+    # istiod's env (reference §18.3.1, istio/istio proxy-override-args-native.yaml.injected).
+    istiod_env = "pilot:\n  env:\n    ENABLE_NATIVE_SIDECARS: \"false\"\n"
+    _, workload = context(istiod_env, INJECTED_NATIVE_POD.format(annotations="{}"), istio="1.28", kubernetes="1.33")
+    assert (workload.istio_sidecar, workload.native.value, workload.native.note, workload.injected_proxy) == (True, False, "ENABLE_NATIVE_SIDECARS=false", None)
+    _, workload = context(INJECTED_NATIVE_POD.format(annotations="{}"), istio="1.28", kubernetes="1.33")
+    assert (workload.native.value, workload.native.note) == (True, "ENABLE_NATIVE_SIDECARS=auto with Istio 1.28 on Kubernetes 1.33")
 
 
 @pytest.mark.parametrize(

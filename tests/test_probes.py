@@ -68,7 +68,7 @@ def test_probe_rewrite_pod_over_helm_over_default(annotations, helm, istio, on, 
 
 
 def test_an_injected_manifest_keeps_its_probes_as_written_unless_a_webhook_injects_it_again():
-    template = template_of('{sidecar.istio.io/rewriteAppHTTPProbers: "true"}', PROXY)
+    template = template_of('{sidecar.istio.io/rewriteAppHTTPProbers: "true", sidecar.istio.io/status: "{}"}', PROXY)
     setting = rewrite(template, None, None)
     assert (setting.value, setting.origin.line if setting.origin else None) == (False, 14)
     assert rewrite(template, None, None, reinjected=True).value is True
@@ -181,6 +181,7 @@ spec:
     metadata:
       annotations:
         status.sidecar.istio.io/port: "0"
+        sidecar.istio.io/status: '{"initContainers":["istio-init","istio-proxy"]}'
     spec:
       initContainers:
         - name: istio-init
@@ -194,7 +195,7 @@ spec:
           image: hello:1
 """
     [finding] = [f for f in lint_text(tmp_path, text, MESHED).findings if f.code == "ML103"]
-    assert (finding.line, finding.column, str(finding.severity)) == (13, 17, "error")
+    assert (finding.line, finding.column, str(finding.severity)) == (14, 17, "error")
     assert finding.help == (
         'the injector leaves it out because of status.sidecar.istio.io/port: "0" (' + str(tmp_path / "manifest.yaml") + ':8): '
         "remove that and inject again"

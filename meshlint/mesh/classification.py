@@ -3,7 +3,8 @@ not-meshed, with the reason and where it came from (wave-2 spec §W1).
 
 Decided, in order: an Istio gateway (the proxy is the workload); a proxy already in the manifest
 (`istioctl kube-inject` or `linkerd inject` output); Istio's webhook selectors; Linkerd's truth table;
-ambient enrolment; and when nothing decides, `mesh.default-injection`. With `auto` (the default) an
+ambient enrolment; a pod's own `istio-proxy` customisation or Linkerd configuration keys; and when
+nothing decides, `mesh.default-injection`. With `auto` (the default) an
 undecided pod counts as having an Istio sidecar only when the run shows that Istio is in use.
 """
 
@@ -85,6 +86,11 @@ def classify(
     if proxyless is not None:
         return Classification(NOT_MESHED, proxyless[0], proxyless[1].pos)
     written = linkerd.written_for_linkerd(template, namespace.annotations if namespace else None)
+    custom = injection.proxy_customisation(template)
+    if custom is not None and written is None:  # shaped for Istio's injector: the pod is written for Istio
+        return Classification(
+            ISTIO_SIDECAR, f"its own {PROXY_CONTAINER} container (line {custom.position.line}) is written for Istio's injector, which merges it into the proxy it adds", custom.position
+        )
     if written is not None:  # Linkerd's keys: Istio's defaults and advice do not apply (reference §18.3.8)
         key, node = written
         return Classification(NOT_MESHED, f"its {key} annotation (line {node.pos.line}) says it is written for Linkerd, and the run does not show Linkerd injecting it", node.pos)

@@ -10,6 +10,7 @@ from meshlint.findings import Position
 from meshlint.mesh.istio import (
     DATAPLANE_MODE,
     INJECT,
+    INJECTED_STATUS_ANNOTATION,
     NAMESPACE_INJECTION_LABEL,
     NEVER_INJECTED_NAMESPACES,
     PROXY_CONTAINER,
@@ -44,7 +45,29 @@ class IstioDecision(NamedTuple):
 
 
 def injected_proxy(template: PodTemplate) -> Container | None:
-    """The `istio-proxy` container already in the manifest (kube-inject output), if any."""
+    """The `istio-proxy` the injector already added (kube-inject output), if any. Only a pod carrying
+    the injector's `sidecar.istio.io/status` record was injected (reference §18.3.1)."""
+    return _proxy_container(template) if _injected(template) else None
+
+
+def proxy_customisation(template: PodTemplate) -> Container | None:
+    """The pod's own `istio-proxy` container, written before injection: the injector merges it into the
+    proxy it adds (native where native sidecars are in effect), so it says how the proxy is shaped,
+    not that the pod is injected or that its proxy is classic (reference §18.3.1)."""
+    return None if _injected(template) else _proxy_container(template)
+
+
+def _injected(template: PodTemplate) -> bool:
+    """Does the pod carry the injector's record? kube-inject writes a CronJob's on its jobTemplate's
+    metadata (istio/istio `cronjob.yaml.injected`), every other kind's on the pod template."""
+    if INJECTED_STATUS_ANNOTATION in template.annotations():
+        return True
+    if template.owner.kind != "CronJob":
+        return False
+    return INJECTED_STATUS_ANNOTATION in template.owner.root.path("spec", "jobTemplate", "metadata", "annotations").string_map()
+
+
+def _proxy_container(template: PodTemplate) -> Container | None:
     for container in template.all_containers:
         if container.name == PROXY_CONTAINER:
             return container

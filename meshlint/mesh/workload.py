@@ -25,7 +25,7 @@ from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
-from meshlint.mesh.injection import Namespace, decide, injected_proxy
+from meshlint.mesh.injection import Namespace, decide, injected_proxy, proxy_customisation
 from meshlint.mesh.istio import (
     ALWAYS_EXCLUDED_INBOUND,
     ARGO_KILL_COMMAND_ANNOTATION,
@@ -652,9 +652,12 @@ def _hold(settings: MeshSettings, template: PodTemplate, proxy_config: dict[str,
     proxy = injected_proxy(template)
     if proxy is not None:
         command = proxy.node.path("lifecycle", "postStart", "exec", "command")
-        words = [n.text for n in command.elements()]
-        waits = "pilot-agent" in " ".join(w or "" for w in words) and "wait" in words
-        return Setting(waits, command.pos if command.exists else proxy.position, "injected istio-proxy")
+        return Setting(_waits_for_agent(command), command.pos if command.exists else proxy.position, "injected istio-proxy")
+    custom = proxy_customisation(template)
+    if custom is not None:  # its own postStart is merged over the injected one: the hold hook, if it waits
+        command = custom.node.path("lifecycle", "postStart", "exec", "command")
+        if _waits_for_agent(command):
+            return Setting(True, command.pos, "the pod's own istio-proxy postStart runs pilot-agent wait", local=True)
     from_pod = proxy_config.get(HOLD)
     from_helm = settings.helm_value(HOLD)
     for setting in (from_pod, from_helm):
@@ -663,6 +666,12 @@ def _hold(settings: MeshSettings, template: PodTemplate, proxy_config: dict[str,
     if from_pod is not None and isinstance(from_pod.value, bool):
         return from_pod
     return Setting(False, None)
+
+
+def _waits_for_agent(command: Node) -> bool:
+    """Does a hook's exec command run `pilot-agent wait` (the hold's postStart)?"""
+    words = [n.text or "" for n in command.elements()]
+    return "pilot-agent" in " ".join(words) and "wait" in words
 
 
 def _startup_probe_off(settings: MeshSettings, template: PodTemplate) -> Setting[Any] | None:
