@@ -4,9 +4,10 @@ read as a Go boolean."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from meshlint.findings import Position
+from meshlint.mesh.setting import Setting
 from meshlint.model.pod import Container, PodTemplate
 from meshlint.source.document import Node
 
@@ -51,6 +52,7 @@ NATIVE_SINCE = "2.15"
 SHUTDOWN_OFF_SINCE = "2.16"  # the /shutdown endpoint is off unless enabled
 NATIVE_DEFAULT_SINCE = "2.20"  # proxy.nativeSidecar defaults to true; wait-before-exit ignored when native
 DEFAULT_SKIP_PORTS = "4567,4568"  # proxyInit.ignoreInboundPorts / ignoreOutboundPorts (Galera)
+CNI_DEFAULT_SKIP_PORTS = ""  # the linkerd2-cni chart's ignoreInboundPorts / ignoreOutboundPorts (§18.3.7)
 AWAIT_DISABLING_ENV = ("LINKERD_AWAIT_DISABLED", "LINKERD_DISABLED")
 SHUTDOWN_ENV = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED"
 LINKERD_API_SUFFIX = ".linkerd.io"
@@ -124,6 +126,20 @@ def decide(
         return LinkerdDecision(True, f"the pod template has {INJECT_ANNOTATION}: {pod_value}", pod.pos)
     deciding = pod if pod is not None else ns
     return LinkerdDecision(False, f"{INJECT_ANNOTATION}: {pod_value or ns_value} does not inject", deciding.pos if deciding is not None else None)
+
+
+def token_refusal(template: PodTemplate, projection: Setting[Any] | None) -> tuple[str, Position] | None:
+    """Why the injector refuses a pod it would otherwise mesh, for want of an identity token: the pod
+    turns off `automountServiceAccountToken` and Helm `identity.serviceAccountTokenProjection` is false,
+    so the proxy would have no token to prove its identity with (reference §18.3.6, `report.go`)."""
+    automount = template.spec.get("automountServiceAccountToken")
+    if automount.value is not False or projection is None or projection.value not in (False, "false"):
+        return None
+    return (
+        f"Linkerd's injector refuses it: automountServiceAccountToken: false (line {automount.pos.line}) while "
+        f"Helm identity.serviceAccountTokenProjection is false ({projection.where}) leaves the proxy no identity token",
+        automount.pos,
+    )
 
 
 def _text(node: Node | None) -> str | None:

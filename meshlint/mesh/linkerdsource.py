@@ -14,8 +14,10 @@ from meshlint.mesh.linkerd import LINKERD_FIELD_PREFIX as PREFIX
 from meshlint.mesh.setting import Setting
 from meshlint.model.resource import Resource
 
-# The chart's values the Linkerd facts read, as (section, key).
+# The chart's values the Linkerd facts read, as (section, key); "" is the top level.
 READ = (
+    ("", "cniEnabled"),
+    ("identity", "serviceAccountTokenProjection"),
     ("proxy", "await"),
     ("proxy", "nativeSidecar"),
     ("proxy", "enableShutdownEndpoint"),
@@ -37,7 +39,7 @@ def claims(resource: Resource) -> list[tuple[str, Setting[Any]]]:
     """What the values file says of each value the Linkerd facts read, as (field, setting)."""
     found: list[tuple[str, Setting[Any]]] = []
     for section, key in READ:
-        node = resource.root.path(section, key)
+        node = resource.root.path(section, key) if section else resource.root.get(key)
         if node.exists and node.value is not None:
-            found.append((field(f"{section}.{key}"), Setting.of(node)))
+            found.append((field(f"{section}.{key}" if section else key), Setting.of(node)))
     return found

@@ -15,6 +15,7 @@ from meshlint.mesh.classification import (
     ISTIO_GATEWAY,
     ISTIO_SIDECAR,
     LINKERD,
+    NOT_MESHED,
     Classification,
     agent_only,
     classify,
@@ -534,6 +535,10 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
+    if classification.mesh == LINKERD and linkerd_names.injected_proxy(template) is None:
+        refused = linkerd_names.token_refusal(template, settings.linkerd_helm.get("identity.serviceAccountTokenProjection"))
+        if refused is not None:
+            classification = Classification(NOT_MESHED, f"{classification.reason}, but {refused[0]}", refused[1])
     labels = {k: v.text or "" for k, v in template.labels().items()}
     _, policy_conflicts = mesh.mtls_mode(template.owner.namespace, labels, None, place, options.root_namespace)
     annotation = _proxy_config_annotation(template)

@@ -5,7 +5,7 @@ Compares each container's preStop sleep (exec `sleep N` or `/bin/sleep N`, a `sh
 sleeps, or the `preStop.sleep.seconds` action) with the pod's `terminationGracePeriodSeconds`
 (default 30). The sleeps a script surely runs add up (not one in an `if` branch, a loop or the
 background), and a length from the container's env (`sleep $DRAIN`) counts. Applies to every pod,
-meshed or not.
+meshed or not, except the preStop sleep `linkerd inject` renders on its proxy, which ML509 reports.
 
 ## Why is this bad?
 The grace period starts counting before the preStop hook runs, and the container gets SIGTERM only
@@ -77,8 +77,12 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     grace = workload.grace_period
     if grace.value is None:
         return
+    # The preStop sleep `linkerd inject` rendered is Linkerd's wait before exit: ML509 says it.
+    linkerd_wait = workload.linkerd_proxy.wait_before_exit if workload.linkerd else None
     for sleep in workload.prestop_sleeps:
         if sleep.seconds <= 0 or sleep.seconds < grace.value:
+            continue
+        if linkerd_wait is not None and linkerd_wait.origin == sleep.position:
             continue
         if sleep.action and sleep.seconds > grace.value:
             effect = "the API server rejects the pod: a preStop sleep action may not be longer than the grace period"

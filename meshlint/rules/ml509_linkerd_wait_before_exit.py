@@ -6,7 +6,8 @@ or namespace) or Helm `proxy.waitBeforeExitSeconds`, and reports:
 - with a classic proxy, a wait at or above `terminationGracePeriodSeconds` (error);
 - with native sidecars on Linkerd 2.20+, that the wait is ignored (warning);
 - with native sidecars on Linkerd 2.15-2.19, that the injector rejects the pod (error).
-Native sidecars are the default from 2.20, so give `--linkerd-version`.
+Native sidecars are the default from 2.20, so give `--linkerd-version`. Committed `linkerd inject` output
+counts too: a classic proxy's preStop `/bin/sleep N` is the wait it rendered.
 
 ## Why is this bad?
 The wait is a preStop `sleep` on the classic proxy that delays its SIGTERM, so the app can finish its
@@ -83,14 +84,16 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         return
     proxy = workload.linkerd_proxy
     wait = proxy.wait_before_exit
-    if wait is None or wait.value is None or proxy.injected is not None:
-        return  # not set, not a number (ML507), or already rendered by `linkerd inject`
+    if wait is None or wait.value is None:
+        return  # not set, or not a number (ML507)
     native = proxy.native
     where = workload.point_at(wait)
-    if native.value and proxy.version is not None and at_least(proxy.version, NATIVE_DEFAULT_SINCE):
+    # Rendered native by `linkerd inject`: the injector took the pod, so it is a release that ignores the wait.
+    ignored = proxy.injected is not None or (proxy.version is not None and at_least(proxy.version, NATIVE_DEFAULT_SINCE))
+    if native.value and ignored:
         yield Issue(
             where,
-            f"{said(wait)}: {proxy.assumed} ignores proxy-wait-before-exit-seconds for native sidecars ({proxy.mode}), so the "
+            f"{said(wait)}: {proxy.assumed if proxy.version is not None else 'Linkerd'} ignores proxy-wait-before-exit-seconds for native sidecars ({proxy.mode}), so the "
             "proxy gets no preStop delay",
             "drop it: a native proxy is stopped only after the app containers have exited; to give the app time to drain, "
             "give the app container its own preStop sleep within terminationGracePeriodSeconds",

@@ -3,8 +3,10 @@
 ## What it does
 For Linkerd-meshed pods, reports `config.linkerd.io/skip-inbound-ports`, `skip-outbound-ports` and
 `skip-subnets` (on the pod template or its namespace, or Helm `proxyInit.ignoreInboundPorts`,
-`ignoreOutboundPorts`, `skipSubnets`) beyond the default `4567,4568`. An error when a Linkerd `Server`
-selecting the pod governs a skipped inbound port: its policy is never enforced there.
+`ignoreOutboundPorts`, `skipSubnets`) beyond the default `4567,4568` (none under the Linkerd CNI plugin,
+Helm `cniEnabled: true`, whose redirect reads the annotations but not the `proxyInit` values). An error when
+a Linkerd `Server` selecting the pod governs a skipped inbound port: its policy is never enforced there.
+Committed `linkerd inject` output counts too: it keeps the annotations, and proxy-init skips those ports.
 
 ## Why is this bad?
 Skipped ports "bypass the proxy entirely": iptables sends them around it. Inbound, the destination
@@ -65,13 +67,11 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.linkerdproxy import port_ranges, said
-from meshlint.mesh.linkerd import DEFAULT_SKIP_PORTS, OPAQUE_PORTS, PROXY_PORTS, SKIP_INBOUND, SKIP_SUBNETS
+from meshlint.mesh.linkerd import OPAQUE_PORTS, PROXY_PORTS, SKIP_INBOUND, SKIP_SUBNETS
 from meshlint.mesh.setting import Setting, origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
-
-DEFAULT = frozenset(p for low, high in port_ranges(DEFAULT_SKIP_PORTS) for p in range(low, high + 1))
 
 
 @rule(code="ML510", name="linkerd-skip-ports-bypass-mtls", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
@@ -79,7 +79,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.linkerd:
         return
     proxy = workload.linkerd_proxy
-    inbound = _beyond_default(proxy.skip_inbound)
+    inbound = _beyond_default(proxy.skip_inbound, proxy.default_skip_ports)
     if inbound:
         governed = _governed(workload, proxy.skip_inbound.value)
         policy = f"; Server {governed} governs a skipped port, and its policy is never enforced there" if governed else ""
@@ -92,7 +92,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             Severity.ERROR if governed else None,
             related=origins(proxy.skip_inbound),
         )
-    outbound = _beyond_default(proxy.skip_outbound)
+    outbound = _beyond_default(proxy.skip_outbound, proxy.default_skip_ports)
     if outbound:
         yield Issue(
             workload.point_at(proxy.skip_outbound),
@@ -113,11 +113,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         )
 
 
-def _beyond_default(setting: Setting[str]) -> str:
-    """The written ports and ranges that the defaults (4567,4568 and the proxy's own) do not already skip."""
+def _beyond_default(setting: Setting[str], default: str) -> str:
+    """The written ports and ranges that the defaults (proxy-init's 4567,4568, none under the CNI
+    plugin, and the proxy's own) do not already skip."""
+    skipped = {p for low, high in port_ranges(default) for p in range(low, high + 1)} | PROXY_PORTS
     parts = []
     for low, high in port_ranges(setting.value):
-        if not all(p in DEFAULT or p in PROXY_PORTS for p in range(low, high + 1)):
+        if not all(p in skipped for p in range(low, high + 1)):
             parts.append(f"{low}-{high}" if high != low else str(low))
     return ",".join(parts)
 

@@ -19,6 +19,7 @@ from meshlint.mesh import linkerd
 from meshlint.mesh.linkerd import (
     ADMIN_SHUTDOWN,
     AWAIT,
+    CNI_DEFAULT_SKIP_PORTS,
     DEFAULT_SKIP_PORTS,
     GO_BOOLS,
     INHERITED,
@@ -219,7 +220,14 @@ class LinkerdProxy:
 
     @cached_property
     def wait_before_exit(self) -> Setting[Any] | None:
-        """proxy-wait-before-exit-seconds when set: its value as a number of seconds (None: not a uint)."""
+        """proxy-wait-before-exit-seconds when set: its value as a number of seconds (None: not a uint).
+        A classic proxy `linkerd inject` rendered carries it as its preStop `/bin/sleep N`."""
+        proxy = self.injected
+        if proxy is not None and not proxy.init:
+            command = list(proxy.node.path("lifecycle", "preStop", "exec", "command").elements())
+            if len(command) == 2 and (command[0].text or "").endswith("sleep"):
+                return Setting(_uint(command[1].text), command[1].pos, f"the injected linkerd-proxy's preStop sleep {command[1].text}", local=True)
+            return None
         setting = self.annotation(WAIT_BEFORE_EXIT)
         if setting is None:
             helm = self.helm_value("proxy.waitBeforeExitSeconds")
@@ -228,11 +236,27 @@ class LinkerdProxy:
             return helm.derived(_uint(helm.value))
         return setting.derived(_uint(setting.value))
 
+    @cached_property
+    def cni(self) -> Setting[Any] | None:
+        """Helm `cniEnabled: true`: the Linkerd CNI plugin sets up the redirect instead of proxy-init."""
+        setting = self.helm_bool("cniEnabled")
+        return setting if setting is not None and setting.value is True else None
+
+    @property
+    def default_skip_ports(self) -> str:
+        """The ports skipped when nothing says otherwise: proxy-init's 4567,4568, none under the CNI plugin
+        (the linkerd2-cni chart's lists are empty, reference §18.3.7)."""
+        return CNI_DEFAULT_SKIP_PORTS if self.cni is not None else DEFAULT_SKIP_PORTS
+
     def skip(self, name: str, helm_path: str) -> Setting[str]:
-        """A skip list as proxy-init gets it: the annotation replaces the Helm list, whose default is 4567,4568."""
+        """A skip list as the redirect gets it: the annotation replaces the Helm list, whose default is
+        4567,4568 for proxy-init; under the CNI plugin the proxyInit values are not read and the
+        default is empty."""
         setting = self.annotation(name)
         if setting is not None:
             return setting
+        if self.cni is not None:
+            return self.cni.derived("", "the Linkerd CNI plugin's default (Helm cniEnabled: true)") if name != SKIP_SUBNETS else Setting("", None, "the default")
         helm = self.helm_value(helm_path)
         if helm is not None:
             return helm.derived(_helm_text(helm.value))
