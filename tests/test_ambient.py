@@ -129,7 +129,8 @@ def test_ambient_rules_whole_findings(tmp_path):
             50,
             f'ambient.istio.io/bypass-inbound-capture: "true" on Deployment web, in ambient mode ({enrolment}): inbound '
             "connections skip ztunnel and reach the app directly, in plaintext, without mTLS identity or AuthorizationPolicy; "
-            f"PeerAuthentication STRICT ({path}:10) cannot apply to it",
+            f"PeerAuthentication STRICT ({path}:10) cannot apply to it; before Istio 1.29 inbound HBONE connections from meshed "
+            "clients also time out (istio/istio#58546)",
             "remove the annotation unless only clients outside the mesh ever call this workload; to admit such clients "
             "alongside mesh traffic, set the port PERMISSIVE with PeerAuthentication portLevelMtls instead",
         ),

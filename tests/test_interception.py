@@ -232,6 +232,48 @@ spec:
     )
 
 
+INIT_NO_INTERCEPT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hello}
+spec:
+  template:
+    metadata:
+      annotations: {sidecar.istio.io/interceptionMode: NONE}
+    spec:
+      initContainers:
+        - name: init-one
+          image: busybox
+      containers:
+        - name: hello
+          image: hello:1
+"""
+
+
+@pytest.mark.parametrize(
+    "istio, tail",
+    [
+        (None, "; Istio 1.25 and earlier also removes the pod's own init containers ('init-one') when it injects with NONE"),
+        ("1.25", "; Istio 1.25 also removes the pod's own init containers ('init-one') when it injects with NONE"),
+        ("1.26", ""),
+    ],
+)
+def test_interception_none_on_istio_before_1_26_also_drops_the_pods_own_init_containers(tmp_path, istio, tail):
+    # Reference §18.1 R8; istio/istio pkg/kube/inject/testdata/inject/init-no-intercept-no-native-sidecar.yaml
+    # (commit 86c9f01fd735) is the injector's own case, added with the 1.26 fix.
+    from helpers import MESHED, lint_text
+
+    settings = {**MESHED, **({"istio-version": istio} if istio else {})}
+    findings = [(f.code, str(f.severity), f.line, f.column, f.message, f.help) for f in lint_text(tmp_path, INIT_NO_INTERCEPT, settings).findings if f.code == "ML403"]
+    assert findings == [
+        (
+            "ML403", "warning", 7, 56,
+            f"interception mode is NONE (sidecar.istio.io/interceptionMode, {tmp_path / 'manifest.yaml'}:7): istio-proxy captures no "
+            f"traffic, so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy{tail}",
+            "remove the setting (REDIRECT is the default), or use TPROXY to keep client source addresses",
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     "address, port",
     [

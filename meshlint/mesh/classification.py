@@ -10,6 +10,7 @@ undecided pod counts as having an Istio sidecar only when the run shows that Ist
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from meshlint.findings import Position
@@ -58,7 +59,9 @@ def classify(
     options: MeshOptions,
     istio_in_use: Setting[str] | None,
     revision_of: injection.RevisionOf = lambda name: name,
+    custom_templates: Mapping[str, bool] | None = None,
 ) -> Classification:
+    """`custom_templates`: the injection templates the run defines, each with whether it adds istio-proxy."""
     gateway = _gateway(template)
     if gateway is not None:
         return gateway
@@ -70,7 +73,7 @@ def classify(
         return Classification(LINKERD, f"the manifest already holds an injected {linkerd.PROXY_CONTAINER} container (line {linkerd_proxy.position.line})", linkerd_proxy.position)
     istio = injection.decide(template, namespace, options, revision_of)
     links = linkerd.decide(template, namespace.annotations if namespace else None, namespace.labels if namespace else None)
-    proxyless = _proxyless(template)
+    proxyless = _proxyless(template, custom_templates or {})
     if istio.injects and proxyless is not None:
         return Classification(NOT_MESHED, f"{istio.reason}, but {proxyless[0]}", proxyless[1].pos)
     if istio.injects:
@@ -116,13 +119,15 @@ def agent_only(template: PodTemplate) -> Node | None:
     return node if "grpc-agent" in names and "sidecar" not in names else None
 
 
-def _proxyless(template: PodTemplate) -> tuple[str, Node] | None:
+def _proxyless(template: PodTemplate, custom: Mapping[str, bool]) -> tuple[str, Node] | None:
     """Why Istio's injection gives this pod no proxy container, and the annotation that says so: its
-    `inject.istio.io/templates` names only templates that add none."""
+    `inject.istio.io/templates` names only templates that add none (proxyless gRPC's, or custom ones
+    the run defines without an istio-proxy container)."""
     names, node = injection_templates(template)
-    if not names or node is None or not PROXYLESS_TEMPLATES.issuperset(names):
+    if not names or node is None or not all(n in PROXYLESS_TEMPLATES or custom.get(n) is False for n in names):
         return None
-    return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container (proxyless gRPC)', node
+    kind = "proxyless gRPC" if PROXYLESS_TEMPLATES.issuperset(names) else "the run's sidecarInjectorWebhook.templates define it without one"
+    return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container ({kind})', node
 
 
 def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | None) -> Classification:

@@ -192,6 +192,7 @@ class MeshContext:
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
+        self.injection_templates: dict[str, bool] = {}  # custom templates the run defines: adds istio-proxy?
         self._settings: dict[tuple[Place | str, str], MeshSettings] = {}
         self._claim_files: frozenset[str] | None = None  # the files that hold a claim, made when first asked
         self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
@@ -259,6 +260,8 @@ class MeshContext:
             self.revisions.setdefault(revision, position)
         for tag, found in later.tags.items():
             self.tags.setdefault(tag, found)
+        for name, adds in later.injection_templates.items():
+            self.injection_templates.setdefault(name, adds)
         self._claims_changed()
 
     def _take(self, source: MeshSource, place: Place) -> None:
@@ -266,6 +269,8 @@ class MeshContext:
             self.revisions.setdefault(source.revision, source.resource.root.pos)
         for tag in source.tags:
             self.tags.setdefault(tag, RevisionTag(tag, source.revision, source.resource.root.pos))
+        for name, adds in source.injection_templates.items():
+            self.injection_templates.setdefault(name, adds)
         for key, setting in source.claims():
             self.claims.setdefault((source.revision, key), []).append(Claim(setting, place))
         self._claims_changed()

@@ -21,7 +21,12 @@ CONTROL_PLANE_LABELS = ("linkerd.io/control-plane-component", "linkerd.io/cni-re
 OTHER_SIDECARS = frozenset((PROXY_CONTAINER, "istio-proxy"))
 PROXY_UID = 2102  # proxy.uid: an init container running as it is not captured (§11.5.6)
 ADMIN_PORT = 4191  # proxy.ports.admin: /ready, /shutdown
-PROXY_PORTS = frozenset((4190, ADMIN_PORT))  # proxy-init always skips them inbound (§11.5.2)
+CONTROL_PORT = 4190  # proxy.ports.control
+PROXY_PORTS = frozenset((CONTROL_PORT, ADMIN_PORT))  # proxy-init always skips them inbound (§11.5.2)
+ADMIN_PORT_ANNOTATION = "config.linkerd.io/admin-port"
+CONTROL_PORT_ANNOTATION = "config.linkerd.io/control-port"
+ADMIN_PORT_NAME = "linkerd-admin"  # the injected proxy's container port for its admin server
+INIT_CONTAINER = "linkerd-init"  # proxy-init; absent from a pod the CNI plugin sets up
 
 AWAIT = "config.linkerd.io/proxy-await"
 ADMIN_SHUTDOWN = "config.linkerd.io/proxy-admin-shutdown"

@@ -90,6 +90,15 @@ class MeshSource:
         self.tags = tags
 
     @property
+    def injection_templates(self) -> dict[str, bool]:
+        """The custom injection templates its Helm values define (`sidecarInjectorWebhook.templates`),
+        each with whether it adds an `istio-proxy` container (reference §18.3.2)."""
+        if self.helm_values is None:
+            return {}
+        written = self.helm_values.path("sidecarInjectorWebhook", "templates").string_map()
+        return {name: "istio-proxy" in (node.text or "") for name, node in written.items()}
+
+    @property
     def default_config(self) -> Node | None:
         """`meshConfig.defaultConfig` when it is a mapping: the mesh-wide ProxyConfig."""
         node = self.mesh_config.get("defaultConfig") if self.mesh_config is not None else None

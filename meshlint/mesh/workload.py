@@ -103,6 +103,7 @@ class WorkloadView:
     place: Place
     namespace: Namespace | None  # the Namespace object that decides for it, if the run holds one
     conflicts: list[Conflict]  # mesh-wide sources that disagree where it is (ML006)
+    written_proxy: Container | None  # kube-inject's istio-proxy, when it stands as written
     _models: dict[int, CommandModel]
 
     def __init__(
@@ -126,6 +127,7 @@ class WorkloadView:
         place: Place,
         namespace: Namespace | None,
         conflicts: list[Conflict],
+        written_proxy: Container | None = None,
     ) -> None:
         self.mesh = mesh
         self.template = template
@@ -146,6 +148,7 @@ class WorkloadView:
         self.place = place
         self.namespace = namespace
         self.conflicts = conflicts
+        self.written_proxy = written_proxy
         self._models = {}
 
     @property
@@ -193,10 +196,11 @@ class WorkloadView:
 
     # --- containers --------------------------------------------------------------------------------
 
-    @cached_property
+    @property
     def injected_proxy(self) -> Container | None:
-        """The `istio-proxy` already in the manifest (kube-inject output), if any."""
-        return injected_proxy(self.template)
+        """The `istio-proxy` already in the manifest (kube-inject output) as it will run: not when a
+        webhook in the run injects the pod again, which replaces it with its own template."""
+        return self.written_proxy
 
     @cached_property
     def app_containers(self) -> list[Container]:
@@ -352,7 +356,7 @@ class WorkloadView:
         from meshlint.mesh.facts.probes import rewrite  # only runs whose pods have probes read them
 
         # kube-inject output in a namespace the webhook injects is injected again, probes rewritten anew.
-        reinjected = self.injected_proxy is not None and decide(self.template, self.namespace, self.options, self.mesh.revision_of).injects is True
+        reinjected = self.written_proxy is None and injected_proxy(self.template) is not None
         return rewrite(self.template, self.settings.rewrite_probes, self.options.versions.istio, reinjected)
 
     @cached_property
@@ -531,10 +535,11 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     options = options if options is not None else mesh.options
     place = Place.of(template.owner.path)
     namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
-    classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+    classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of, mesh.injection_templates)
     if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
+    written = _written_proxy(template, namespace, options, mesh)
     if classification.mesh == LINKERD and linkerd_names.injected_proxy(template) is None:
         refused = linkerd_names.token_refusal(template, settings.linkerd_helm.get("identity.serviceAccountTokenProjection"))
         if refused is not None:
@@ -550,8 +555,8 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         proxy_config=proxy_config,
         proxy_metadata=proxy_metadata,
         annotation=annotation,
-        native=_native(settings, template, options.versions),
-        hold=_hold(settings, template, proxy_config),
+        native=_native(settings, template, options.versions, written) if classification.mesh != ISTIO_GATEWAY else _GATEWAY_PROXY,
+        hold=_hold(settings, template, proxy_config, written),
         hold_override=settings.proxy_lifecycle,
         startup_probe_off=_startup_probe_off(settings, template),
         grace_period=_grace_period(template),
@@ -563,6 +568,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         place=place,
         namespace=namespace,
         conflicts=[],
+        written_proxy=written,
     )
     conflicts = (*settings.conflicts, namespace_conflict, *policy_conflicts)
     view.conflicts = [c for c in conflicts if c is not None and _matters(c.field, view)]
@@ -593,7 +599,7 @@ def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOp
     found = [ns for ns, _ in mesh.namespaces.get(template.owner.namespace, ())]
     outcomes = set()
     for namespace in (None, *found):
-        verdict = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of)
+        verdict = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of, mesh.injection_templates)
         inherited: tuple[tuple[str, str | None], ...] = ()
         if verdict.mesh == LINKERD and namespace is not None:
             inherited = tuple(sorted((k, v.text) for k, v in namespace.annotations.items() if k in linkerd_names.INHERITED or "native-sidecar" in k))
@@ -622,10 +628,20 @@ def _effective_proxy_config(
     return fields, metadata
 
 
-def _native(settings: MeshSettings, template: PodTemplate, versions: Versions) -> Setting[bool]:
+def _written_proxy(template: PodTemplate, namespace: Namespace | None, options: MeshOptions, mesh: MeshContext) -> Container | None:
+    """kube-inject's istio-proxy, unless a webhook the run shows injects the pod again: the webhook then
+    drops every container the pod's sidecar.istio.io/status lists and injects its own template anew
+    (istio/istio `webhook.go`; golden `merge-probers.yaml.injected`), so the settings decide."""
+    proxy = injected_proxy(template)
+    if proxy is None or decide(template, namespace, options, mesh.revision_of).injects is True:
+        return None
+    return proxy
+
+
+def _native(settings: MeshSettings, template: PodTemplate, versions: Versions, written: Container | None) -> Setting[bool]:
     """Native sidecar in effect? The injected proxy, the pod annotation, istiod's env, the
     compatibility profile, then Istio's `auto` default judged on the target versions."""
-    proxy = injected_proxy(template)
+    proxy = written
     if proxy is not None:
         return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
     agent = agent_only(template)
@@ -652,12 +668,19 @@ def _native(settings: MeshSettings, template: PodTemplate, versions: Versions) -
     return Setting(False, None, VERSIONS_UNKNOWN)
 
 
-def _hold(settings: MeshSettings, template: PodTemplate, proxy_config: dict[str, Setting[Any]]) -> Setting[Any]:
+# A gateway's istio-proxy is its main container, never a native sidecar (the gateway template).
+_GATEWAY_PROXY: Setting[bool] = Setting(False, None, "a gateway's istio-proxy is its main container")
+
+
+def _hold(settings: MeshSettings, template: PodTemplate, proxy_config: dict[str, Setting[Any]], written: Container | None) -> Setting[Any]:
     """Hold in effect: the effective ProxyConfig value OR Helm global.proxy (reference §1.3)."""
-    proxy = injected_proxy(template)
+    proxy = written
     if proxy is not None:
         command = proxy.node.path("lifecycle", "postStart", "exec", "command")
         return Setting(_waits_for_agent(command), command.pos if command.exists else proxy.position, "injected istio-proxy")
+    agent = agent_only(template)
+    if agent is not None:  # the grpc-agent template's postStart waits for its own agent (reference §18.3.2)
+        return Setting(True, agent.pos, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{agent.text}" holds the app until its agent is ready', local=True)
     custom = proxy_customisation(template)
     if custom is not None:  # its own postStart is merged over the injected one: the hold hook, if it waits
         command = custom.node.path("lifecycle", "postStart", "exec", "command")

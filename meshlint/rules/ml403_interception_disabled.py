@@ -8,7 +8,9 @@ For pods with an Istio sidecar, reads the effective interception mode: the pod-t
 ## Why is this bad?
 With `NONE` no iptables rules are installed: the proxy runs, but no traffic is sent through it unless
 the application itself is written to address the proxy. Every connection in and out of the pod
-skips mTLS, PeerAuthentication and AuthorizationPolicy, while the pod still looks meshed.
+skips mTLS, PeerAuthentication and AuthorizationPolicy, while the pod still looks meshed. On Istio 1.25
+and earlier the injection template's `initContainers: []` for `NONE` also removed the pod's own init
+containers (fixed in 1.26); the message says so when the pod has some and the target is not 1.26+.
 
 ## Example
 ```yaml
@@ -51,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
+from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -68,6 +71,13 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         "AuthorizationPolicy unless a Sidecar's ingress listener takes it"
         if explicit is not None else "so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy"
     )
+    istio = workload.options.versions.istio
+    own_init = workload.app_init_containers
+    if own_init and workload.injected_proxy is None and (istio is None or not at_least(istio, "1.26")):
+        # The template's `initContainers: []` for NONE dropped the pod's own too until 1.26 (reference §18.1 R8).
+        when = f"Istio {istio}" if istio is not None else "Istio 1.25 and earlier"
+        names = ", ".join(f"'{c.name}'" for c in own_init)
+        scope += f"; {when} also removes the pod's own init containers ({names}) when it injects with NONE"
     yield Issue(
         workload.point_at(mode),
         f"interception mode is NONE ({mode.note or 'interceptionMode'}, {mode.where}): istio-proxy captures no traffic, {scope}",

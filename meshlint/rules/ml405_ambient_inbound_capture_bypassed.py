@@ -12,7 +12,8 @@ With inbound capture bypassed, "only outbound traffic will be captured": connect
 reach the app directly, in plaintext, without a peer identity, and ztunnel's L4 AuthorizationPolicy
 never sees them. A STRICT PeerAuthentication cannot apply, so the pod accepts plaintext from anyone
 who can reach it while the namespace looks locked down. The annotation is meant only for workloads
-that receive traffic exclusively from clients outside the mesh (an ingress controller, say).
+that receive traffic exclusively from clients outside the mesh (an ingress controller, say). Before
+Istio 1.29 it also made inbound HBONE connections from meshed clients time out (istio/istio#58546).
 
 ## Example
 ```yaml
@@ -80,6 +81,10 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     mode = workload.mtls_mode()
     strict = mode.value == "STRICT"
     tail = f"; PeerAuthentication STRICT ({mode.where}) cannot apply to it" if strict else ""
+    if istio is None or not at_least(istio, "1.29"):
+        # Before 1.29 the annotation also broke the mesh's own HBONE connections to the pod (reference §18.1 R5).
+        when = f"on Istio {istio}" if istio is not None else "before Istio 1.29"
+        tail += f"; {when} inbound HBONE connections from meshed clients also time out (istio/istio#58546)"
     yield Issue(
         node.pos,
         f'{BYPASS_INBOUND_CAPTURE}: "{node.text}" on {workload.template.title}, in ambient mode ({enrolment.cited}): '

@@ -67,7 +67,7 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.linkerdproxy import port_ranges, said
-from meshlint.mesh.linkerd import OPAQUE_PORTS, PROXY_PORTS, SKIP_INBOUND, SKIP_SUBNETS
+from meshlint.mesh.linkerd import OPAQUE_PORTS, SKIP_INBOUND, SKIP_SUBNETS
 from meshlint.mesh.setting import Setting, origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -79,7 +79,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not workload.linkerd:
         return
     proxy = workload.linkerd_proxy
-    inbound = _beyond_default(proxy.skip_inbound, proxy.default_skip_ports)
+    inbound = _beyond_default(proxy.skip_inbound, proxy.default_skip_ports, proxy.own_ports)
     if inbound:
         governed = _governed(workload, proxy.skip_inbound.value)
         policy = f"; Server {governed} governs a skipped port, and its policy is never enforced there" if governed else ""
@@ -92,7 +92,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             Severity.ERROR if governed else None,
             related=origins(proxy.skip_inbound),
         )
-    outbound = _beyond_default(proxy.skip_outbound, proxy.default_skip_ports)
+    outbound = _beyond_default(proxy.skip_outbound, proxy.default_skip_ports, proxy.own_ports)
     if outbound:
         yield Issue(
             workload.point_at(proxy.skip_outbound),
@@ -113,10 +113,10 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         )
 
 
-def _beyond_default(setting: Setting[str], default: str) -> str:
+def _beyond_default(setting: Setting[str], default: str, own: frozenset[int]) -> str:
     """The written ports and ranges that the defaults (proxy-init's 4567,4568, none under the CNI
     plugin, and the proxy's own) do not already skip."""
-    skipped = {p for low, high in port_ranges(default) for p in range(low, high + 1)} | PROXY_PORTS
+    skipped = {p for low, high in port_ranges(default) for p in range(low, high + 1)} | own
     parts = []
     for low, high in port_ranges(setting.value):
         if not all(p in skipped for p in range(low, high + 1)):

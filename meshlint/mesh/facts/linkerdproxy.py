@@ -238,9 +238,32 @@ class LinkerdProxy:
 
     @cached_property
     def cni(self) -> Setting[Any] | None:
-        """Helm `cniEnabled: true`: the Linkerd CNI plugin sets up the redirect instead of proxy-init."""
+        """The Linkerd CNI plugin sets up the redirect instead of proxy-init: Helm `cniEnabled: true`, or
+        `linkerd inject` output without a linkerd-init container (`--linkerd-cni-enabled`)."""
+        proxy = self.injected
+        if proxy is not None:
+            if any(c.name == linkerd.INIT_CONTAINER for c in self.template.init_containers):
+                return None
+            return Setting(True, proxy.position, f"the injected pod has no {linkerd.INIT_CONTAINER} container", local=True)
         setting = self.helm_bool("cniEnabled")
         return setting if setting is not None and setting.value is True else None
+
+    @cached_property
+    def own_ports(self) -> frozenset[int]:
+        """The proxy's control and admin ports, which the redirect always leaves alone inbound: 4190 and
+        4191 unless `config.linkerd.io/control-port` / `admin-port` (or the injected admin port) say otherwise."""
+        ports = {linkerd.CONTROL_PORT, linkerd.ADMIN_PORT}
+        for name, default in ((linkerd.CONTROL_PORT_ANNOTATION, linkerd.CONTROL_PORT), (linkerd.ADMIN_PORT_ANNOTATION, linkerd.ADMIN_PORT)):
+            setting = self.annotation(name)
+            number = numbers.port(setting.value) if setting is not None and numbers.digits(setting.value) else None
+            if number is not None:
+                ports = (ports - {default}) | {number}
+        proxy = self.injected
+        if proxy is not None:
+            admin = next((number for number, name, _ in proxy.ports if name == linkerd.ADMIN_PORT_NAME), None)
+            if admin is not None:
+                ports = (ports - {linkerd.ADMIN_PORT}) | {admin}
+        return frozenset(ports)
 
     @property
     def default_skip_ports(self) -> str:
@@ -276,7 +299,7 @@ class LinkerdProxy:
 
     def skips_inbound(self, port: int) -> bool:
         """Does proxy-init let inbound traffic to `port` past the proxy (the proxy's own ports always)?"""
-        return port in linkerd.PROXY_PORTS or any(low <= port <= high for low, high in port_ranges(self.skip_inbound.value))
+        return port in self.own_ports or any(low <= port <= high for low, high in port_ranges(self.skip_inbound.value))
 
 
 def port_ranges(text: str | None) -> list[tuple[int, int]]:
