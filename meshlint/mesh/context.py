@@ -30,7 +30,15 @@ from meshlint.mesh.linkerd import INJECT_ANNOTATION, LINKERD_API_SUFFIX, LINKERD
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES, MeshSource, is_mesh_config, mesh_source
+from meshlint.mesh.sources import (
+    DISCOVERY_SELECTORS,
+    ISTIO_CNI_FIELDS,
+    OUTBOUND_POLICY,
+    REWRITE_PROBES,
+    MeshSource,
+    is_mesh_config,
+    mesh_source,
+)
 from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES, LINKERD_SERVER
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
@@ -164,6 +172,15 @@ class MeshSettings:
         """MeshConfig discoverySelectors when a source sets a non-empty list (empty: every namespace)."""
         setting = self._resolved.get(DISCOVERY_SELECTORS)
         return setting if setting is not None and isinstance(setting.value, list) and setting.value else None
+
+    @property
+    def istio_cni(self) -> Setting[Any] | None:
+        """Istio CNI switched on for the injector (Helm `istio_cni.enabled` or `pilot.cni.enabled`)."""
+        for key in ISTIO_CNI_FIELDS:
+            setting = self._resolved.get(key)
+            if setting is not None and (setting.value is True or str(setting.value).lower() == "true"):
+                return setting
+        return None
 
     @property
     def mesh_wide_hold(self) -> Setting[Any] | None:

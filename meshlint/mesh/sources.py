@@ -28,7 +28,9 @@ PROXY_FIELDS_READ = ("holdApplicationUntilProxyStarts", "terminationDrainDuratio
 PROXY_METADATA_READ = (EXIT_ON_ZERO, MINIMUM_DRAIN)
 MESH_FIELDS_READ = ("outboundTrafficPolicy.mode", "discoverySelectors")  # MeshConfig's own, by dotted path
 # Helm values outside global.proxy that the workload view reads, by their dotted path.
-HELM_VALUES_READ = ("sidecarInjectorWebhook.rewriteAppHTTPProbe",)
+HELM_VALUES_READ = ("sidecarInjectorWebhook.rewriteAppHTTPProbe", "istio_cni.enabled", "pilot.cni.enabled")
+# The injector uses Istio CNI (istio-validation instead of istio-init) when either says so.
+ISTIO_CNI_FIELDS = (f"helm.{HELM_VALUES_READ[1]}", f"helm.{HELM_VALUES_READ[2]}")
 # The claimed fields of these, as the mesh context names them.
 OUTBOUND_POLICY, DISCOVERY_SELECTORS = (f"mesh.{name}" for name in MESH_FIELDS_READ)
 REWRITE_PROBES = f"helm.{HELM_VALUES_READ[0]}"

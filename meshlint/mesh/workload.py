@@ -26,6 +26,7 @@ from meshlint.mesh.facts.durations import parse_duration
 from meshlint.mesh.facts.interception import Interception
 from meshlint.mesh.facts.interception import effective as effective_interception
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation, read_annotation
+from meshlint.mesh.facts.webhookinit import WebhookInit, webhook_inits
 from meshlint.mesh.injection import Namespace, decide, injected_proxy, proxy_customisation
 from meshlint.mesh.istio import (
     ALWAYS_EXCLUDED_INBOUND,
@@ -51,7 +52,7 @@ from meshlint.mesh.istio import (
 from meshlint.mesh.options import MeshOptions, Versions, at_least
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.sources import DISCOVERY_SELECTORS, OUTBOUND_POLICY, REWRITE_PROBES
+from meshlint.mesh.sources import DISCOVERY_SELECTORS, ISTIO_CNI_FIELDS, OUTBOUND_POLICY, REWRITE_PROBES
 from meshlint.model.pod import PROBE_ROLES, Container, PodTemplate
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
@@ -385,6 +386,31 @@ class WorkloadView:
         return found
 
     @cached_property
+    def istio_cni(self) -> Setting[Any] | None:
+        """Istio CNI sets up this pod's capture: an injected manifest with istio-validation (and no
+        istio-init), else the mesh-wide switch."""
+        proxy = self.injected_proxy
+        if proxy is not None:
+            names = {c.name: c for c in self.template.init_containers}
+            validation = names.get("istio-validation")
+            if validation is not None and "istio-init" not in names:
+                return Setting(True, validation.position, "the injected manifest's istio-validation container", local=True)
+            return None
+        return self.settings.istio_cni
+
+    @cached_property
+    def webhook_inits(self) -> list[WebhookInit]:
+        """Network-using init containers other webhooks add (Vault agent, bank-vaults), from annotations."""
+        return webhook_inits(self.template) if self.template.annotations() else []
+
+    def outbound_port_excluded(self, port: int) -> Interception | None:
+        """The exclusion that lets outbound traffic to `port` past istio-proxy, if one does."""
+        exclude = self.interception["excludeOutboundPorts"]
+        if exclude.parsed.problem is None and port in exclude.parsed.items:
+            return exclude
+        return None
+
+    @cached_property
     def no_capture(self) -> Setting[Any] | None:
         """Why the pod gets no traffic capture at all, if it gets none: interception mode NONE, injection
         templates without `sidecar` (proxyless gRPC's `grpc-agent` and `grpc-simple`, a custom one), or an
@@ -578,6 +604,8 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
 def _matters(field: str, view: WorkloadView) -> bool:
     """Can sources that disagree on this field change a finding for this workload? Most fields always
     can; these only for some pods, and only those pods are told of the conflict (ML006)."""
+    if field in ISTIO_CNI_FIELDS:  # ML102's severity: init containers that use the network before the proxy
+        return view.classic_sidecar and (bool(view.webhook_inits) or any(view.evidence(c) for c in view.app_init_containers))
     if field == REWRITE_PROBES:  # ML106/ML107: a probe on a captured port that fails or passes unrewritten
         return view.istio_sidecar and any(_rewrite_matters(view, p) for p in view.probes)
     if field == OUTBOUND_POLICY:  # ML602's severity: a Service its Sidecar misses, the Sidecar saying no mode

@@ -26,7 +26,7 @@ BATCH_KINDS = frozenset(("Job", "CronJob", JOBSET)) | ARGO_WORKFLOW_KINDS
 
 # Pseudo-kind for an istiod Helm values file, which has no apiVersion or kind of its own.
 HELM_VALUES = "HelmValues"
-HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion"))
+HELM_VALUES_KEYS = frozenset(("meshConfig", "global", "pilot", "env", "compatibilityVersion", "istio_cni"))
 
 # Pseudo-kind for a Linkerd control-plane (`linkerd-control-plane` chart) Helm values file: no
 # apiVersion or kind, a top-level `proxy` beside `proxyInit` or `identity`, or `linkerdVersion`.

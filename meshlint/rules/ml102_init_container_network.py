@@ -8,6 +8,17 @@ interception mode `NONE` (nothing is captured; ML403). Under a
 classic Linkerd proxy the same init containers are reported (those running as the proxy's UID 2102
 are left alone).
 
+Init containers that other webhooks add count too, though the manifest holds only the annotation that
+asks for them: the Vault agent injector's `vault-agent-init` (`vault.hashicorp.com/agent-inject: "true"`
+unless `agent-pre-populate: "false"`; silent with `agent-run-as-user` the proxy's UID) and bank-vaults'
+`vault-agent` (`vault.security.banzaicloud.io/vault-ct-configmap`, or `vault-agent: "true"`). Both log in
+to Vault before the app starts; when Vault's port is excluded from capture (or skipped by Linkerd) the
+login goes out, and ML402 (ML510) reports that bypass instead.
+
+An error when the run shows that the redirect is in place before any proxy listens: Istio CNI (Helm
+`istio_cni.enabled` or `pilot.cni.enabled`, or an injected manifest with `istio-validation`), or the
+Linkerd CNI plugin; a warning otherwise.
+
 ## Why is this bad?
 Init containers run before any regular container, so before a classic sidecar exists. With Istio CNI
 their outbound traffic is already redirected to a proxy that is not listening: it is blackholed. With
@@ -69,6 +80,9 @@ spec:
 - istio/istio `pkg/kube/inject/webhook.go` `reorderPod` (istio-init moved last)
 - https://linkerd.io/2-edge/features/cni/ ("Allowing initContainer networking"); linkerd/linkerd2
   `charts/patch/templates/patch.json` (linkerd-init appended; native proxy first)
+- https://developer.hashicorp.com/vault/docs/platform/k8s/injector/annotations (`agent-inject`,
+  `agent-pre-populate`, `agent-run-as-user`, `service`)
+- bank-vaults/vault-secrets-webhook `pkg/webhook/pod.go` `getInitContainers` (the `vault-agent` init container)
 """
 
 from __future__ import annotations
@@ -77,8 +91,9 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh import linkerd
-from meshlint.mesh.facts.linkerdproxy import native_annotation_for
+from meshlint.mesh.facts.linkerdproxy import native_annotation_for, port_ranges
 from meshlint.mesh.istio import PROXY_UID
+from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -92,6 +107,9 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         return
     if not workload.classic_sidecar or workload.interception_mode.value == "NONE":
         return  # without capture an init container's calls go out as the pod's others do (ML403 says so)
+    cni = workload.istio_cni
+    outcome = f"blackholed: Istio CNI ({cni.cited}) sends it to a proxy that is not listening yet" if cni is not None else "blackholed under Istio CNI, unmeshed (no mTLS) without it"
+    severity = Severity.ERROR if cni is not None else None
     for container in workload.app_init_containers:
         evidence = workload.evidence(container)
         if not evidence or container.run_as_user == PROXY_UID:
@@ -99,15 +117,32 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         yield Issue(
             container.position,
             f"{container.label} uses the network ({listing(str(e) for e in evidence[:3])}) but runs before the "
-            "classic istio-proxy sidecar starts: blackholed under Istio CNI, unmeshed (no mTLS) without it",
+            f"classic istio-proxy sidecar starts: {outcome}",
             "run it as UID 1337 (securityContext.runAsUser: 1337) so the proxy does not capture it, move the call "
             "into the app container, or enable native sidecars so init containers start after the proxy",
+            severity,
+            related=origins(cni),
+        )
+    for init in workload.webhook_inits:
+        if init.run_as == PROXY_UID or workload.outbound_port_excluded(init.port) is not None:
+            continue  # not captured; an excluded port is ML402's to report
+        yield Issue(
+            init.asked_by.pos,
+            f"{init.asked_by_text} makes {init.webhook} add init container '{init.container}', which logs in to Vault "
+            f"(port {init.port}) before the classic istio-proxy sidecar starts: {outcome}",
+            "enable native sidecars so init containers start after the proxy (sidecar.istio.io/nativeSidecar: \"true\" on "
+            "Istio 1.24+); or have the agent run as the proxy's UID 1337, which the proxy does not capture",
+            severity,
+            related=origins(cni),
         )
 
 
 def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
     """Linkerd's case (reference §11.5.6): unmeshed without CNI, no network with it."""
     proxy = workload.linkerd_proxy
+    cni = proxy.cni
+    outcome = "no network at all under the Linkerd CNI plugin" if cni is not None else "unmeshed (no mTLS) without the Linkerd CNI plugin, no network at all with it"
+    severity = Severity.ERROR if cni is not None else None
     for container in workload.app_init_containers:
         evidence = workload.evidence(container)
         if not evidence or container.run_as_user == linkerd.PROXY_UID:
@@ -115,11 +150,23 @@ def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
         yield Issue(
             container.position,
             f"{container.label} uses the network ({listing(str(e) for e in evidence[:3])}) but runs before the classic "
-            f"linkerd-proxy starts ({proxy.mode}): unmeshed (no mTLS) without the Linkerd CNI plugin, "
-            "no network at all with it",
+            f"linkerd-proxy starts ({proxy.mode}): {outcome}",
             f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which start the proxy before "
             f"init containers; or run it as the proxy's UID (securityContext.runAsUser: {linkerd.PROXY_UID}), which the proxy "
             "does not capture (still without mTLS), or move the call into the app container",
+            severity,
+        )
+    skipped = {p for low, high in port_ranges(proxy.skip_outbound.value) for p in range(low, high + 1)}
+    for init in workload.webhook_inits:
+        if init.run_as == linkerd.PROXY_UID or init.port in skipped:
+            continue  # not captured; a skipped port is ML510's to report
+        yield Issue(
+            init.asked_by.pos,
+            f"{init.asked_by_text} makes {init.webhook} add init container '{init.container}', which logs in to Vault "
+            f"(port {init.port}) before the classic linkerd-proxy starts ({proxy.mode}): {outcome}",
+            f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which start the proxy before "
+            "init containers",
+            severity,
         )
 
 
