@@ -29,7 +29,7 @@ spec:
           holdApplicationUntilProxyStarts: "true"  # expect: ML002:error
           terminationDrainDuration: 20  # expect: ML002:error
           proxyMetdata:  # expect: ML002:warning
-            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"
+            ISTIO_META_DNS_CAPTURE: "true"
     spec:
       containers:
         - name: web
@@ -52,7 +52,7 @@ spec:
           holdApplicationUntilProxyStarts: true
           terminationDrainDuration: 20s
           proxyMetadata:
-            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"
+            ISTIO_META_DNS_CAPTURE: "true"
     spec:
       containers:
         - name: web

@@ -3,8 +3,10 @@
 ## What it does
 For pods with a classic (non-native) Istio sidecar, compares each app container's preStop sleep (exec
 `sleep N` or `/bin/sleep N`, the sleeps a `sh -c` script surely runs, or the `preStop.sleep.seconds`
-action) with the proxy's effective `terminationDrainDuration` (default 5s). Silent when `proxyMetadata`
-`EXIT_ON_ZERO_ACTIVE_CONNECTIONS` is `"true"`, where the proxy waits for connections to close instead.
+action) with the proxy's effective `terminationDrainDuration` (default 5s). Under `proxyMetadata`
+`EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"` the drain duration is not used: the agent waits
+`MINIMUM_DRAIN_DURATION` (default 5s) and then exits as soon as no connection is open, so the sleep is
+compared with that minimum instead.
 
 ## Why is this bad?
 When a pod terminates, the kubelet signals every container at once: the app starts its preStop sleep
@@ -70,7 +72,7 @@ from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.durations import format_seconds
-from meshlint.mesh.istio import PROXY_CONTAINER
+from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, PROXY_CONTAINER
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -80,11 +82,16 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 @rule(code="ML302", name="proxy-exits-before-app", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     drain = workload.drain
-    if not workload.classic_sidecar or workload.exit_on_zero is not None or drain.value is None:
+    if not workload.classic_sidecar:
         return
     grace = workload.grace_period
     if grace.value == 0:
         return  # no graceful shutdown is asked for (delete immediately): no drain to outlast
+    if workload.exit_on_zero is not None:
+        yield from _exit_on_zero(workload)
+        return
+    if drain.value is None:
+        return
     for sleep in workload.prestop_sleeps:
         if sleep.container.name == PROXY_CONTAINER or sleep.seconds < drain.value:
             continue
@@ -107,6 +114,26 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             f'{raise_drain}; or set proxyMetadata EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"; '
             "or use native sidecars, which Kubernetes stops after the app",
             related=origins(drain),
+        )
+
+
+def _exit_on_zero(workload: WorkloadView) -> Iterator[Issue]:
+    """Exit-on-zero (reference §3.2, §18.2 H2): after MINIMUM_DRAIN_DURATION the agent exits the moment no
+    connection is open, which a pod whose endpoints are being removed soon reaches, while the app sleeps on."""
+    minimum, exit_on_zero = workload.minimum_drain, workload.exit_on_zero
+    if minimum.value is None or exit_on_zero is None:
+        return  # an invalid duration is ML002's to report
+    for sleep in workload.prestop_sleeps:
+        if sleep.container.name == PROXY_CONTAINER or sleep.seconds <= minimum.value:
+            continue
+        yield Issue(
+            sleep.position,
+            f"{sleep} > {MINIMUM_DRAIN} {format_seconds(minimum.value)} ({minimum.where}): with {EXIT_ON_ZERO} "
+            f"({exit_on_zero.where}) istio-proxy may exit as soon as that minimum has passed and no connection is open, "
+            "while the app still sleeps, so requests routed to the pod late and the app's outbound calls during shutdown fail",
+            f"raise {MINIMUM_DRAIN} above {sleep.text} (and below terminationGracePeriodSeconds {workload.grace_period.value}); "
+            "or use native sidecars, which Kubernetes stops after the app",
+            related=origins(minimum, exit_on_zero),
         )
 
 
