@@ -92,8 +92,12 @@ SERVICE_OTHER_NS = SERVICE_NAMED.replace("namespace: payments", "namespace: shop
         (SELECTOR_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:4) is not enforced on port 9000"),
         (OTHER_SELECTOR, "warning", ""),
         (PORT_STRICT, "error", "; PeerAuthentication STRICT (ctx.yaml:7) is not enforced on port 9000"),
-        (SERVICE_NAMED, "error", "; Service ledger-admin sends traffic to port 9000 (ctx.yaml:6)"),
-        (SERVICE_NO_TARGET, "error", "; Service ledger sends traffic to port 9000 (ctx.yaml:6)"),
+        (SERVICE_NAMED, "error", "; Service ledger-admin sends traffic to port 9000 (ctx.yaml:6), and its meshed clients still send mTLS there (auto mTLS sees a "
+         "meshed pod), which the app cannot read: their calls fail unless a DestinationRule for the Service sets tls.mode: DISABLE "
+         "on port 9000"),
+        (SERVICE_NO_TARGET, "error", "; Service ledger sends traffic to port 9000 (ctx.yaml:6), and its meshed clients still send mTLS there (auto mTLS sees a "
+         "meshed pod), which the app cannot read: their calls fail unless a DestinationRule for the Service sets tls.mode: DISABLE "
+         "on port 9000"),
         (SERVICE_OTHER_NS, "warning", ""),
     ],
 )

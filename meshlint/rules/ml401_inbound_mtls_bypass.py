@@ -14,7 +14,9 @@ port) covers the pod, or when a Service selecting the pod targets the port (by n
 Excluded traffic never reaches Envoy, and Envoy is what enforces mesh security. On those ports the
 application accepts plaintext connections from anyone who can reach the pod: no mTLS, no peer identity,
 and no AuthorizationPolicy. A STRICT PeerAuthentication looks like it protects the workload, but it is
-not enforced on a port the sidecar never sees.
+not enforced on a port the sidecar never sees. Worse for a port a Service sends to: meshed clients still
+originate mTLS to it (auto mTLS goes by the destination pod being meshed), the app receives TLS it cannot
+read, and their calls fail unless a DestinationRule disables TLS for that port (Istio FAQ, reference §18.2 H11).
 
 ## Example
 ```yaml
@@ -112,7 +114,11 @@ def _issue(workload: WorkloadView, setting: Interception, ports: list[int], what
             reasons.append(f"PeerAuthentication STRICT ({mode.where}) is not enforced on port {port}")
     for port in ports:
         for service in workload.service_targets.get(port, ()):
-            reasons.append(f"{service.value} sends traffic to port {port} ({service.where})")
+            reasons.append(
+                f"{service.value} sends traffic to port {port} ({service.where}), and its meshed clients still send mTLS there (auto "
+                "mTLS sees a meshed pod), which the app cannot read: their calls fail unless a DestinationRule for the Service sets "
+                f"tls.mode: DISABLE on port {port}"
+            )
     tail = "; " + "; ".join(reasons) if reasons else ""
     return Issue(
         workload.point_at(setting.setting),
