@@ -514,3 +514,34 @@ def test_any_script_reads_without_error_and_keeps_positions_inside_it(pieces):
     for call in container.shutdown_calls:
         assert call.position.line >= FIRST and call.position.column >= 1
     assert isinstance(container.startup_calls, list)
+
+
+def test_a_grpc_agent_job_is_told_to_quit_its_agent_not_to_go_native(tmp_path):
+    # grpc-agent keeps its agent a regular container whatever native says (reference §18.3.2, §18.2 H4;
+    # istio/istio manifests/charts/istio-control/istio-discovery/files/grpc-agent.yaml at 86c9f01fd735).
+    from helpers import MESHED, lint_text
+
+    text = """apiVersion: batch/v1
+kind: Job
+metadata: {name: export}
+spec:
+  template:
+    metadata:
+      annotations: {inject.istio.io/templates: grpc-agent}
+    spec:
+      restartPolicy: Never
+      containers: [{name: export, image: export:1, command: [./export]}]
+"""
+    settings = {**MESHED, "istio-version": "1.28", "kubernetes-version": "1.33"}
+    found = [(f.code, str(f.severity), f.line, f.column, f.message, f.help, f.fix) for f in lint_text(tmp_path, text, settings).findings]
+    assert found == [
+        (
+            "ML201", "error", 6, 5,
+            'Job export never completes (injection assumed: namespace unknown): its agent-only istio-proxy (inject.istio.io/templates: '
+            '"grpc-agent", a regular container even '
+            "where native sidecars are on) keeps running after container 'export' exits, because nothing POSTs to localhost:15020/quitquitquit",
+            "end the container's script with `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT`; native sidecars do "
+            "not help here, the grpc-agent template never makes its agent one",
+            None,
+        )
+    ]

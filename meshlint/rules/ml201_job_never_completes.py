@@ -115,6 +115,15 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     tail = f"; its quit call on line {failed[0].position.line} {failed[0].why_not}" if failed else ""
     dropped_by_exec = bool(failed) and "replaces the shell" in (failed[0].dropped or "")
     advice = "or run the program without `exec`, so the shell and its EXIT trap outlive it" if dropped_by_exec else TRAP_QUIT
+    if workload.agent_only:  # grpc-agent keeps its agent a regular container whatever native says (reference §18.3.2)
+        yield Issue(
+            workload.template.fix_position,
+            f"{workload.template.title} never completes{workload.classification.assumed_note}: its agent-only istio-proxy "
+            f'(inject.istio.io/templates: "grpc-agent", a regular container even where native sidecars are on) keeps running after '
+            f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
+            f"{advice.removeprefix('or ')}; native sidecars do not help here, the grpc-agent template never makes its agent one",
+        )
+        return
     yield Issue(
         workload.template.fix_position,
         f"{workload.template.title} never completes{workload.classification.assumed_note}: its classic istio-proxy sidecar keeps running after "
