@@ -42,11 +42,18 @@ def test_vault_agent_init_before_a_classic_istio_proxy_is_unmeshed_without_cni(t
         (
             "ML102", "warning", 8, 39,
             "vault.hashicorp.com/agent-inject: \"true\" makes the Vault agent injector add init container 'vault-agent-init', which "
-            "logs in to Vault (port 8200) before the classic istio-proxy sidecar starts: blackholed under Istio CNI, unmeshed "
-            "(no mTLS) without it",
+            "logs in to Vault (port 8200) before the classic istio-proxy sidecar starts: appended after istio-init when the Vault "
+            "agent injector runs after the mesh's webhook (configurations run in name order, and the usual names put the mesh's "
+            "first), its login is refused and the pod never starts; placed before it, the login goes out unmeshed (no mTLS)",
             HELP,
         )
     ]
+
+
+def test_vault_agent_init_first_goes_out_unmeshed(tmp_path):
+    text = POD.format(service="vault:8200").replace("    vault.hashicorp.com/service", '    vault.hashicorp.com/agent-init-first: "true"\n    vault.hashicorp.com/service')
+    [finding] = ml102(tmp_path, text)
+    assert finding[4].endswith("before the classic istio-proxy sidecar starts: it runs before istio-init sets up the redirect, so it goes out unmeshed (no mTLS), and is refused under CNI")
 
 
 def test_vault_agent_init_under_istio_cni_is_blackholed(tmp_path):
@@ -54,8 +61,8 @@ def test_vault_agent_init_under_istio_cni_is_blackholed(tmp_path):
         (
             "ML102", "error", 8, 39,
             "vault.hashicorp.com/agent-inject: \"true\" makes the Vault agent injector add init container 'vault-agent-init', which "
-            f"logs in to Vault (port 443) before the classic istio-proxy sidecar starts: blackholed: Istio CNI ({tmp_path / 'values1.yaml'}:2) "
-            "sends it to a proxy that is not listening yet",
+            "logs in to Vault (port 443) before the classic istio-proxy sidecar starts: the redirect is in place before any proxy "
+            f"listens ({tmp_path / 'values1.yaml'}:2), so the login is refused and the pod never starts",
             HELP,
         )
     ]

@@ -13,7 +13,11 @@ asks for them: the Vault agent injector's `vault-agent-init` (`vault.hashicorp.c
 unless `agent-pre-populate: "false"`; silent with `agent-run-as-user` the proxy's UID) and bank-vaults'
 `vault-agent` (`vault.security.banzaicloud.io/vault-ct-configmap`, or `vault-agent: "true"`). Both log in
 to Vault before the app starts; when Vault's port is excluded from capture (or skipped by Linkerd) the
-login goes out, and ML402 (ML510) reports that bypass instead.
+login goes out, and ML402 (ML510) reports that bypass instead. Webhooks run in the order of their
+configurations' names, and with the usual names (`istio-sidecar-injector`, `linkerd-proxy-injector-…`
+before `vault-agent-injector-cfg`) the mesh's runs first: Vault's init container is then appended after
+`istio-init` / `linkerd-init`, and its login is refused (hashicorp/vault-k8s#29), unless
+`agent-init-first: "true"` puts it first, where it goes out unmeshed.
 
 An error when the run shows that the redirect is in place before any proxy listens: Istio CNI (Helm
 `istio_cni.enabled` or `pilot.cni.enabled`, or an injected manifest with `istio-validation`), or the
@@ -88,12 +92,14 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh import linkerd
 from meshlint.mesh.facts.linkerdproxy import native_annotation_for, port_ranges
+from meshlint.mesh.facts.webhookinit import WebhookInit
 from meshlint.mesh.istio import PROXY_UID
-from meshlint.mesh.setting import origins
+from meshlint.mesh.setting import Setting, origins
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -129,7 +135,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         yield Issue(
             init.asked_by.pos,
             f"{init.asked_by_text} makes {init.webhook} add init container '{init.container}', which logs in to Vault "
-            f"(port {init.port}) before the classic istio-proxy sidecar starts: {outcome}",
+            f"(port {init.port}) before the classic istio-proxy sidecar starts: {_webhook_outcome(init, cni, 'istio-init')}",
             "enable native sidecars so init containers start after the proxy (sidecar.istio.io/nativeSidecar: \"true\" on "
             "Istio 1.24+); or have the agent run as the proxy's UID 1337, which the proxy does not capture",
             severity,
@@ -163,11 +169,27 @@ def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
         yield Issue(
             init.asked_by.pos,
             f"{init.asked_by_text} makes {init.webhook} add init container '{init.container}', which logs in to Vault "
-            f"(port {init.port}) before the classic linkerd-proxy starts ({proxy.mode}): {outcome}",
+            f"(port {init.port}) before the classic linkerd-proxy starts ({proxy.mode}): {_webhook_outcome(init, cni, 'linkerd-init')}",
             f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which start the proxy before "
             "init containers",
             severity,
         )
+
+
+def _webhook_outcome(init: WebhookInit, cni: Setting[Any] | None, capture_init: str) -> str:
+    """What becomes of a webhook's init container's login. Webhooks run in the order of their
+    configurations' names, so with the usual names the mesh's runs first and one appended later lands
+    after the mesh's redirect (vault-k8s#29): refused, as under CNI. Put first, it runs before the
+    redirect, unmeshed."""
+    if cni is not None:
+        return f"the redirect is in place before any proxy listens ({cni.cited}), so the login is refused and the pod never starts"
+    if init.first:
+        return f"it runs before {capture_init} sets up the redirect, so it goes out unmeshed (no mTLS), and is refused under CNI"
+    return (
+        f"appended after {capture_init} when {init.webhook} runs after the mesh's webhook (configurations run in name order, and "
+        "the usual names put the mesh's first), its login is refused and the pod never starts; placed before it, the login "
+        "goes out unmeshed (no mTLS)"
+    )
 
 
 RULE = check

@@ -21,7 +21,7 @@ spec:
     metadata:
       annotations: {linkerd.io/inject: enabled}
     spec:
-      restartPolicy: OnFailure
+      restartPolicy: Never
       containers:
         - name: backfill
           image: backfill:1.0
@@ -43,7 +43,7 @@ spec:
     metadata:
       annotations: {linkerd.io/inject: enabled}
     spec:
-      restartPolicy: OnFailure
+      restartPolicy: Never
       containers:
         - name: backfill
           image: backfill:1.0

@@ -5,6 +5,7 @@ not in the manifest, only the annotations that ask for them are (reference §18.
   which logs in to Vault and renders the secrets before the app starts, unless
   `vault.hashicorp.com/agent-pre-populate: "false"`. It runs as `agent-run-as-user` (default 100) and
   talks to `vault.hashicorp.com/service` (the injector's default address otherwise; Vault listens on 8200).
+  It is appended after the pod's init containers unless `agent-init-first: "true"` puts it first.
 - bank-vaults' vault-secrets-webhook: `vault.security.banzaicloud.io/vault-ct-configmap` (consul-template)
   or `vault.security.banzaicloud.io/vault-agent: "true"` prepend a `vault-agent` init container that logs
   in to Vault (bank-vaults/vault-secrets-webhook `pkg/webhook/pod.go` `getInitContainers`).
@@ -23,6 +24,7 @@ VAULT_INJECT = "vault.hashicorp.com/agent-inject"
 VAULT_PRE_POPULATE = "vault.hashicorp.com/agent-pre-populate"
 VAULT_RUN_AS_USER = "vault.hashicorp.com/agent-run-as-user"
 VAULT_SERVICE = "vault.hashicorp.com/service"
+VAULT_INIT_FIRST = "vault.hashicorp.com/agent-init-first"
 BANK_VAULTS_CT = "vault.security.banzaicloud.io/vault-ct-configmap"
 BANK_VAULTS_AGENT = "vault.security.banzaicloud.io/vault-agent"
 BANK_VAULTS_ADDR = "vault.security.banzaicloud.io/vault-addr"
@@ -41,6 +43,7 @@ class WebhookInit(NamedTuple):
     asked_by: Node
     port: int
     run_as: int | None
+    first: bool  # prepended before the pod's other init containers (else appended after them)
 
     @property
     def asked_by_text(self) -> str:
@@ -57,11 +60,17 @@ def webhook_inits(template: PodTemplate) -> list[WebhookInit]:
     if inject is not None and inject.text in GO_TRUE and not (pre_populate is not None and pre_populate.text in GO_FALSE):
         user = annotations.get(VAULT_RUN_AS_USER)
         run_as = numbers.whole(user.text or "") if user is not None else None
-        found.append(WebhookInit("vault-agent-init", "the Vault agent injector", VAULT_INJECT, inject, _port(annotations.get(VAULT_SERVICE)), run_as))
+        first = annotations.get(VAULT_INIT_FIRST)
+        found.append(
+            WebhookInit(
+                "vault-agent-init", "the Vault agent injector", VAULT_INJECT, inject, _port(annotations.get(VAULT_SERVICE)), run_as,
+                first is not None and first.text in GO_TRUE,
+            )
+        )
     for key in (BANK_VAULTS_CT, BANK_VAULTS_AGENT):
         node = annotations.get(key)
         if node is not None and ((key == BANK_VAULTS_CT and (node.text or "").strip()) or node.text in GO_TRUE):
-            found.append(WebhookInit("vault-agent", "bank-vaults' webhook", key, node, _port(annotations.get(BANK_VAULTS_ADDR)), None))
+            found.append(WebhookInit("vault-agent", "bank-vaults' webhook", key, node, _port(annotations.get(BANK_VAULTS_ADDR)), None, True))
             break
     return found
 
