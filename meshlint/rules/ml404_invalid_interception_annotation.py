@@ -5,7 +5,11 @@ Checks the values the Istio injector validates before it injects a pod: the CIDR
 `traffic.sidecar.istio.io/includeOutboundIPRanges` and `excludeOutboundIPRanges` (comma-separated,
 each with `/len`, no spaces; `*` only in the include list), the port lists of `includeInboundPorts`,
 `excludeInboundPorts` and `excludeOutboundPorts` (single ports, no ranges), `status.sidecar.istio.io/port`,
-and `sidecar.istio.io/interceptionMode` (`REDIRECT`, `TPROXY` or `NONE`). Also `sidecar.istio.io/inject`
+and `sidecar.istio.io/interceptionMode` (`REDIRECT`, `TPROXY` or `NONE`); the interface lists of
+`traffic.sidecar.istio.io/excludeInterfaces`, `kubevirtInterfaces` and `istio.io/reroute-virtual-interfaces`
+(validated from Istio 1.30: a warning while the version is unknown); the proxy resource annotations
+`sidecar.istio.io/proxyCPU`, `proxyMemory`, `proxyCPULimit`, `proxyMemoryLimit` as Kubernetes quantities;
+`readiness.status.sidecar.istio.io/*` as whole numbers; `prometheus.istio.io/merge-metrics` as a boolean. Also `sidecar.istio.io/inject`
 and `sidecar.istio.io/nativeSidecar` values other than `"true"` and `"false"`, and any mesh annotation
 or label (an `istio.io` or `linkerd.io` key, or `istio-injection`) whose value is not a string.
 
@@ -67,12 +71,15 @@ with an mTLS bypass that the rejected manifest never had.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from meshlint import numbers
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.interception import Knob, parse, parse_ports
 from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, NATIVE_ANNOTATION, STATUS_PORT_ANNOTATION
+from meshlint.mesh.options import at_least
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
@@ -80,6 +87,8 @@ from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.source.document import Node
 
 if TYPE_CHECKING:
+    from packaging.version import Version
+
     from meshlint.fix.edits import Fix
 
 REJECTED = "the injector rejects the pod, so it is never created"
@@ -132,6 +141,7 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
                 "with a warning and the namespace or the default policy decides",
                 'write "true" or "false"',
             )
+    yield from _validated_values(annotations, subject.options.versions.istio)
     native = annotations.get(NATIVE_ANNOTATION)
     if native is not None and native.value not in ("true", "false"):
         yield Issue(
@@ -140,6 +150,68 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
             'Istio 1.24-1.26 anything but "true" as not native',
             'write "true" or "false"',
         )
+
+
+# The injector's other validators (istio/istio pkg/kube/inject/validate.go `AnnotationValidation`), each
+# with the first release that applies it (None: long-standing) and what it accepts (reference §18.1 R2/R3).
+INTERFACE_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_.\-]*")  # netutil.ValidateInterfaceNames, at most 15 characters
+QUANTITY = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?")  # resource.ParseQuantity
+INTERFACE_ANNOTATIONS = ("traffic.sidecar.istio.io/excludeInterfaces", "traffic.sidecar.istio.io/kubevirtInterfaces", "istio.io/reroute-virtual-interfaces")
+QUANTITY_ANNOTATIONS = ("sidecar.istio.io/proxyCPU", "sidecar.istio.io/proxyMemory", "sidecar.istio.io/proxyCPULimit", "sidecar.istio.io/proxyMemoryLimit")
+UINT32_ANNOTATIONS = (
+    "readiness.status.sidecar.istio.io/initialDelaySeconds",
+    "readiness.status.sidecar.istio.io/periodSeconds",
+    "readiness.status.sidecar.istio.io/failureThreshold",
+)
+MERGE_METRICS = "prometheus.istio.io/merge-metrics"
+GO_BOOLS = frozenset(("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"))
+
+
+def _validated_values(annotations: dict[str, Node], istio: Version | None) -> Iterator[Issue]:
+    """Interface lists (validated from Istio 1.30), proxy resource quantities (1.29; the API server
+    refuses a bad quantity in the injected container anyway), readiness numbers and merge-metrics."""
+    for name in INTERFACE_ANNOTATIONS:
+        node = annotations.get(name)
+        problem = _interfaces_problem(node.value) if node is not None else None
+        if node is None or problem is None or (istio is not None and not at_least(istio, "1.30")):
+            continue
+        known = istio is not None
+        yield Issue(
+            node.pos,
+            f'{name} "{node.value}": {problem}; ' + (REJECTED if known else "Istio 1.30 and later reject the pod, so it is never created"),
+            "write interface names separated by commas: a letter, then letters, digits, '_', '.' or '-', at most 15 characters",
+            None if known else Severity.WARNING,
+        )
+    for name in QUANTITY_ANNOTATIONS:
+        node = annotations.get(name)
+        if node is not None and not QUANTITY.fullmatch(node.value):
+            yield Issue(
+                node.pos,
+                f'{name} "{node.value}" is not a Kubernetes quantity (such as 100m, 0.5, 128Mi or 1G): the injector (Istio 1.29+) or '
+                "the API server rejects the pod, so it is never created",
+                "write a quantity: cores or millicores for CPU (500m, 1), bytes with a suffix for memory (256Mi, 1Gi)",
+            )
+    for name in UINT32_ANNOTATIONS:
+        node = annotations.get(name)
+        if node is not None and numbers.whole(node.value, 2**32 - 1) is None:
+            yield Issue(node.pos, f'{name} "{node.value}" is not a whole number of at most 4294967295; {REJECTED}', "write a whole number, such as 5")
+    node = annotations.get(MERGE_METRICS)
+    if node is not None and node.value not in GO_BOOLS:
+        yield Issue(node.pos, f'{MERGE_METRICS} "{node.value}" is not a boolean; {REJECTED}', 'write "true" or "false"')
+
+
+def _interfaces_problem(value: str) -> str | None:
+    """Why netutil.ValidateInterfaceNames refuses a list, or None."""
+    if not value:
+        return None
+    for name in (part.strip() for part in value.split(",")):
+        if not name:
+            return "it has an empty interface name"
+        if len(name) > 15:
+            return f"interface name {name!r} is longer than 15 characters"
+        if not INTERFACE_NAME.fullmatch(name):
+            return f"interface name {name!r} has characters an interface name cannot have"
+    return None
 
 
 def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Node]) -> Iterator[Issue]:
