@@ -26,6 +26,7 @@ PROXY_PORTS = frozenset((CONTROL_PORT, ADMIN_PORT))  # proxy-init always skips t
 ADMIN_PORT_ANNOTATION = "config.linkerd.io/admin-port"
 CONTROL_PORT_ANNOTATION = "config.linkerd.io/control-port"
 ADMIN_PORT_NAME = "linkerd-admin"  # the injected proxy's container port for its admin server
+ARGO_KILL_COMMAND = "workflows.argoproj.io/kill-cmd-" + PROXY_CONTAINER  # what Argo runs to stop the proxy
 INIT_CONTAINER = "linkerd-init"  # proxy-init; absent from a pod the CNI plugin sets up
 
 AWAIT = "config.linkerd.io/proxy-await"

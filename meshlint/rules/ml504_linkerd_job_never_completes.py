@@ -4,7 +4,9 @@
 For Linkerd-meshed Jobs, CronJobs, JobSets and Pods with `restartPolicy: Never` or `OnFailure` whose
 proxy is classic, checks that some container releases the proxy when the work ends: runs under
 `linkerd-await --shutdown` (`-S`), or POSTs to `localhost:4191/shutdown`. Native proxies (the default
-from Linkerd 2.20, `--linkerd-version`) need neither. Without a Linkerd version the proxy is assumed
+from Linkerd 2.20, `--linkerd-version`) need neither. An Argo Workflow's pods are stopped by Argo's wait
+container, which runs a shell in the sidecar unless `workflows.argoproj.io/kill-cmd-linkerd-proxy` names a
+command: the linkerd-proxy image has no shell, so without the annotation such a pod never completes. Without a Linkerd version the proxy is assumed
 classic and the finding is a warning, since 2.20 would make it native.
 
 ## Why is this bad?
@@ -65,6 +67,7 @@ from collections.abc import Iterator
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.facts.linkerdproxy import native_annotation_for
 from meshlint.mesh.linkerd import ADMIN_SHUTDOWN, SHUTDOWN_OFF_SINCE
+from meshlint.mesh.linkerd import ARGO_KILL_COMMAND as KILL_COMMAND
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import WorkloadView
@@ -75,8 +78,10 @@ from meshlint.wording import listing
 
 @rule(code="ML504", name="linkerd-job-never-completes", severity=Severity.ERROR, scope=WORKLOAD, kinds=BATCH_KINDS | {"Pod"})
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    # Argo's wait container stops injected sidecars itself; its Linkerd case is not the reference's.
-    if not workload.classic_linkerd or not workload.template.runs_to_completion or workload.template.argo:
+    if not workload.classic_linkerd or not workload.template.runs_to_completion:
+        return
+    if workload.template.argo:
+        yield from _argo(workload)
         return
     if any(call.shutdown for call in workload.linkerd_calls):
         return  # whether that call can work is ML505's and ML506's
@@ -92,6 +97,26 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{after}, because nothing runs linkerd-await --shutdown or POSTs to localhost:4191/shutdown",
         f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which Kubernetes stops when "
         f"the work ends; or run the program as `linkerd-await --shutdown -- <program>` (the binary in the app image){endpoint}",
+        Severity.WARNING if proxy.native_assumed else None,
+        related=origins(proxy.native),
+    )
+
+
+def _argo(workload: WorkloadView) -> Iterator[Issue]:
+    """Argo's wait container stops an injected sidecar through a shell in its image (`kubectl exec ...
+    /bin/sh -c 'kill 1'`) unless `workflows.argoproj.io/kill-cmd-linkerd-proxy` names a command; the
+    linkerd-proxy image has no shell (reference §3.4, §18.2 H8)."""
+    if KILL_COMMAND in workload.template.annotations():
+        return
+    proxy = workload.linkerd_proxy
+    yield Issue(
+        workload.template.fix_position,
+        f"{workload.template.title} never completes: Argo stops an injected sidecar by running a shell in it, and the classic "
+        f"linkerd-proxy ({proxy.mode}) has none, so it keeps running after the step ends (no {KILL_COMMAND} annotation names "
+        "another command)",
+        f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)} in the workflow's podMetadata, which "
+        f"Kubernetes stops when the step ends; or keep workflow pods out of the mesh (linkerd.io/inject: disabled); or name a "
+        f"command the proxy image has in {KILL_COMMAND}",
         Severity.WARNING if proxy.native_assumed else None,
         related=origins(proxy.native),
     )
