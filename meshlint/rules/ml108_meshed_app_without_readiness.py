@@ -1,8 +1,8 @@
 """A meshed app container that a Service sends traffic to, without a readiness probe. Off by default.
 
 ## What it does
-For meshed pods that run continuously (an Istio sidecar or a Linkerd proxy) and that a Service in the
-run selects, reports each app container that serves a port the Service targets and has no
+For meshed pods that run continuously (an Istio sidecar or a Linkerd proxy, where the run says so: not
+a pod only assumed meshed) and that a Service in the run selects, reports each app container that serves a port the Service targets and has no
 `readinessProbe`. Off by default: a missing readiness probe is a general best practice that the
 generic linters already report, and many teams choose it on purpose; select `ML108` (or
 `meshed-app-without-readiness`) to run it.
@@ -15,7 +15,7 @@ connect error ... connection refused") during every rollout and restart, with th
 
 ## Example
 ```yaml
-# config: {"select": ["ML108"], "mesh": {"default-injection": "enabled"}}
+# config: {"select": ["ML108"]}
 apiVersion: v1
 kind: Service
 metadata:
@@ -31,7 +31,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: api}
+      labels: {app: api, sidecar.istio.io/inject: "true"}
     spec:
       containers:
         - name: api  # expect: ML108:warning
@@ -41,7 +41,7 @@ spec:
 
 ## Use instead
 ```yaml
-# config: {"select": ["ML108"], "mesh": {"default-injection": "enabled"}}
+# config: {"select": ["ML108"]}
 apiVersion: v1
 kind: Service
 metadata:
@@ -57,7 +57,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: api}
+      labels: {app: api, sidecar.istio.io/inject: "true"}
     spec:
       containers:
         - name: api
@@ -93,6 +93,8 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not (workload.istio_sidecar or workload.linkerd) or workload.template.runs_to_completion:
         return
+    if workload.classification.assumed:
+        return  # a general best practice: only where the run says the pod is meshed, never by assumption
     targets = workload.service_targets
     if not targets:
         return
