@@ -138,6 +138,7 @@ def _files() -> list[str]:
     return found
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 @pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
 def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
     files = _files()
@@ -256,6 +257,7 @@ def test_nesting_check_finds_the_line_it_found_before():
     assert found[0] == 1 and found[1] == 4 and found[2] == 2
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 def test_the_ruamel_fallback_reports_what_libyaml_reports(monkeypatch):
     """A machine without PyYAML's C extension reads every input with meshlint's C reader and
     ruamel.yaml, or with ruamel.yaml alone: the same report as with both extensions."""

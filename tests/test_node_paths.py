@@ -53,6 +53,7 @@ def files() -> list[Any]:
     return found
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 def test_one_branch_and_the_whole_tree_agree_on_every_place_of_every_file(monkeypatch):
     went_down = 0
     for path in files():
@@ -95,6 +96,7 @@ def generated(rng: random.Random, depth: int = 0, indent: str = "") -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 @pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # an anchor written twice is one of the cases
 def test_one_branch_and_the_whole_tree_agree_on_generated_documents(monkeypatch):
     rng = random.Random(19)

@@ -194,12 +194,14 @@ def _agrees_with_as_written(text: str) -> None:
     assert [m.groups() for m in screen._KEY.finditer(lined)] == [m.groups() for m in _KEY_AS_WRITTEN.finditer(text)]
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(PIECES, max_size=24).map("".join))
 def test_the_lined_patterns_find_what_their_line_start_spellings_find(text):
     _agrees_with_as_written(text)
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 def test_the_lined_patterns_agree_on_real_documents():
     for text in _texts():
         for _, chunk in document_chunks(text):

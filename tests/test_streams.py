@@ -88,6 +88,7 @@ def test_documents_are_let_go_one_at_a_time(stream):
     assert len(alive) > 250
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 @needs_libyaml
 @pytest.mark.parametrize("jobs", ["2", "3"])
 def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, ranges, jobs):
@@ -105,6 +106,7 @@ def test_a_stream_shared_among_workers_by_ranges_reports_the_same_bytes(stream, 
     assert '"content": "\\r\\n' in report(crlf, "--jobs", jobs)[1]
 
 
+@pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
 @needs_libyaml
 def test_a_big_file_alone_is_shared_among_workers_as_stdin_is(stream, ranges, tmp_path, monkeypatch):
     """`helm template ... > all.yaml; meshlint check all.yaml`: the file's documents are shared by
