@@ -36,7 +36,7 @@ def codes(settings):
         ({"select": ["ml10"]}, ["ML101", "ML102", "ML103", "ML104", "ML105", "ML106", "ML107", "ML108"]),
         ({"select": "ML1", "ignore": ["Startup-Race", "ml102,ML103", "ML106", "tcp-probe-always-passes"]}, ["ML104", "ML105", "ML108"]),
         ({"select": ["all"], "ignore": ["ML0", "ML1", "ML2", "ml3", "ML5", "ML6"]}, [f"ML40{n}" for n in range(1, 8)]),
-        ({"select": ["ML00"], "extend-select": ["ml101", "job-never-completes"]}, [*(f"ML00{n}" for n in range(1, 9)), "ML101", "ML201"]),
+        ({"select": ["ML00"], "extend-select": ["ml101", "job-never-completes"]}, [*(f"ML00{n}" for n in range(1, 10)), "ML101", "ML201"]),
         ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML5", "ML6"], "extend-ignore": ["ML00"]}, []),
         ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML5", "ML6", "ML0"], "extend-select": ["ML101"]}, []),  # ignore wins
     ],

@@ -99,7 +99,7 @@ MESH_PARTS: dict[str, Shape | None] = {
     "linkerd_servers": Mapping(STR, Many(LINKERD_SERVER)),
     "revisions": Mapping(STR, POSITION),
     "tags": Mapping(STR, REVISION_TAG),
-    "injection_templates": Mapping(STR, BOOL),
+    "injection_templates": Mapping(STR, STR),
     "_settings": None,
     "_claim_files": None,
     "env_sources": None,  # below: its one table

@@ -59,9 +59,10 @@ def classify(
     options: MeshOptions,
     istio_in_use: Setting[str] | None,
     revision_of: injection.RevisionOf = lambda name: name,
-    custom_templates: Mapping[str, bool] | None = None,
+    custom_templates: Mapping[str, str] | None = None,
 ) -> Classification:
-    """`custom_templates`: the injection templates the run defines, each with whether it adds istio-proxy."""
+    """`custom_templates`: the injection templates the run defines, each with the list it puts istio-proxy
+    in (`none`: it adds none)."""
     gateway = _gateway(template)
     if gateway is not None:
         return gateway
@@ -119,12 +120,12 @@ def agent_only(template: PodTemplate) -> Node | None:
     return node if "grpc-agent" in names and "sidecar" not in names else None
 
 
-def _proxyless(template: PodTemplate, custom: Mapping[str, bool]) -> tuple[str, Node] | None:
+def _proxyless(template: PodTemplate, custom: Mapping[str, str]) -> tuple[str, Node] | None:
     """Why Istio's injection gives this pod no proxy container, and the annotation that says so: its
     `inject.istio.io/templates` names only templates that add none (proxyless gRPC's, or custom ones
     the run defines without an istio-proxy container)."""
     names, node = injection_templates(template)
-    if not names or node is None or not all(n in PROXYLESS_TEMPLATES or custom.get(n) is False for n in names):
+    if not names or node is None or not all(n in PROXYLESS_TEMPLATES or custom.get(n) == "none" for n in names):
         return None
     kind = "proxyless gRPC" if PROXYLESS_TEMPLATES.issuperset(names) else "the run's sidecarInjectorWebhook.templates define it without one"
     return f'{GATEWAY_TEMPLATES_ANNOTATION}: "{node.text}" injects no {PROXY_CONTAINER} container ({kind})', node

@@ -209,7 +209,7 @@ class MeshContext:
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
-        self.injection_templates: dict[str, bool] = {}  # custom templates the run defines: adds istio-proxy?
+        self.injection_templates: dict[str, str] = {}  # custom templates the run defines: where they put istio-proxy
         self._settings: dict[tuple[Place | str, str], MeshSettings] = {}
         self._claim_files: frozenset[str] | None = None  # the files that hold a claim, made when first asked
         self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name

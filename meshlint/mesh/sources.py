@@ -92,13 +92,14 @@ class MeshSource:
         self.tags = tags
 
     @property
-    def injection_templates(self) -> dict[str, bool]:
+    def injection_templates(self) -> dict[str, str]:
         """The custom injection templates its Helm values define (`sidecarInjectorWebhook.templates`),
-        each with whether it adds an `istio-proxy` container (reference §18.3.2)."""
+        each with the list it puts an `istio-proxy` container in: `containers`, `initContainers`, or
+        `none` (reference §18.3.2, §18.2 H5)."""
         if self.helm_values is None:
             return {}
         written = self.helm_values.path("sidecarInjectorWebhook", "templates").string_map()
-        return {name: "istio-proxy" in (node.text or "") for name, node in written.items()}
+        return {name: proxy_list(node.text or "") for name, node in written.items()}
 
     @property
     def default_config(self) -> Node | None:
@@ -172,6 +173,20 @@ class MeshSource:
         """Type errors and unknown keys in `defaultConfig`, as the injector's parser would meet them."""
         node = self.mesh_config.get("defaultConfig") if self.mesh_config is not None else None
         return proxyconfig.validate(node) if node is not None and node.exists else []
+
+
+_LIST_KEY = re.compile(r"^\s*(initContainers|containers)\s*:", re.MULTILINE)
+_PROXY_NAME = re.compile(r"name:\s*[\"']?istio-proxy\b")
+
+
+def proxy_list(template: str) -> str:
+    """Which list a Go-templated injection template puts `istio-proxy` in: the last `containers:` or
+    `initContainers:` key written before its name (the template is no YAML until rendered), or `none`."""
+    found = _PROXY_NAME.search(template)
+    if found is None:
+        return "none"
+    keys = [m.group(1) for m in _LIST_KEY.finditer(template, 0, found.start())]
+    return keys[-1] if keys else "containers"
 
 
 def mesh_source(resource: Resource) -> MeshSource | None:
