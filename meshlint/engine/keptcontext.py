@@ -100,6 +100,7 @@ MESH_PARTS: dict[str, Shape | None] = {
     "revisions": Mapping(STR, POSITION),
     "tags": Mapping(STR, REVISION_TAG),
     "injection_templates": Mapping(STR, STR),
+    "webhook_services": Many(Record(tuple, STR, STR), set),
     "_settings": None,
     "_claim_files": None,
     "env_sources": None,  # below: its one table

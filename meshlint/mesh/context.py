@@ -59,6 +59,9 @@ NAMESPACE_MESH_LABELS = frozenset(("istio-injection", "istio.io/rev", "istio.io/
 LINKERD_CONFIG_PREFIXES = ("linkerd.io/", "config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/")
 
 
+WEBHOOK_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"))
+
+
 class ServiceTargets(NamedTuple):
     """What the mesh context keeps of a Service: whom it selects and which pod ports it sends to.
 
@@ -210,6 +213,7 @@ class MeshContext:
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
         self.injection_templates: dict[str, str] = {}  # custom templates the run defines: where they put istio-proxy
+        self.webhook_services: set[tuple[str, str]] = set()  # (namespace, name) of Services admission webhooks call
         self._settings: dict[tuple[Place | str, str], MeshSettings] = {}
         self._claim_files: frozenset[str] | None = None  # the files that hold a claim, made when first asked
         self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
@@ -243,8 +247,14 @@ class MeshContext:
             sidecar = read_sidecar(resource, where)
             if sidecar is not None:
                 self.sidecars.append(sidecar)
-        elif kind == "MutatingWebhookConfiguration":
-            self._note_tag(resource)
+        elif kind in WEBHOOK_KINDS:
+            if kind == "MutatingWebhookConfiguration":
+                self._note_tag(resource)
+            for hook in resource.root.get("webhooks").elements():
+                called = hook.path("clientConfig", "service")
+                service_name, service_namespace = called.get("name").text, called.get("namespace").text
+                if service_name and service_namespace:
+                    self.webhook_services.add((service_namespace, service_name))
         elif kind == LINKERD_HELM_VALUES:
             from meshlint.mesh import linkerdsource
 
@@ -279,6 +289,7 @@ class MeshContext:
             self.tags.setdefault(tag, found)
         for name, adds in later.injection_templates.items():
             self.injection_templates.setdefault(name, adds)
+        self.webhook_services |= later.webhook_services
         self._claims_changed()
 
     def _take(self, source: MeshSource, place: Place) -> None:
@@ -393,6 +404,24 @@ class MeshContext:
                 if isinstance(number, int) and not isinstance(number, bool):
                     targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
         return targets
+
+    def admission_ports(self, template: PodTemplate) -> set[int]:
+        """Container ports of this pod that only Services an admission webhook of the run calls send to:
+        their one client is the API server, outside the mesh."""
+        if not self.webhook_services:
+            return set()
+        labels = {k: v.text for k, v in template.labels().items()}
+        named = {name: number for c in template.containers for number, name, _ in c.ports if name}
+        webhook: set[int] = set()
+        other: set[int] = set()
+        for service in self._index(template.owner.namespace).candidates(labels):
+            if any(labels.get(k) != v for k, v in service.selector):
+                continue
+            for value, _, _ in service.ports:
+                number = named.get(value) if isinstance(value, str) else value
+                if isinstance(number, int) and not isinstance(number, bool):
+                    (webhook if (service.namespace, service.name) in self.webhook_services else other).add(number)
+        return webhook - other
 
     def linkerd_servers_for(self, template: PodTemplate) -> list[LinkerdServer]:
         """The Linkerd Servers whose podSelector picks this pod (by matchLabels; an empty selector

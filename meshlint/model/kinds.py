@@ -40,5 +40,5 @@ MESH_CONFIG_KINDS = frozenset(("IstioOperator", "ConfigMap", HELM_VALUES))
 MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "Sidecar", LINKERD_HELM_VALUES, LINKERD_SERVER)) | MESH_CONFIG_KINDS
 # Checked as written, never read as context (the rules about them need only the context's other facts).
 POLICY_KINDS = frozenset(("AuthorizationPolicy",))
-# Read in the first pass only for what they declare (Istio revision tags), never checked.
-DECLARATION_KINDS = frozenset(("MutatingWebhookConfiguration",))
+# Read in the first pass only for what they declare (Istio revision tags, the Services webhooks call), never checked.
+DECLARATION_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"))

@@ -14,7 +14,8 @@ port) covers the pod, or when a Service selecting the pod targets the port (by n
 Excluded traffic never reaches Envoy, and Envoy is what enforces mesh security. On those ports the
 application accepts plaintext connections from anyone who can reach the pod: no mTLS, no peer identity,
 and no AuthorizationPolicy. A STRICT PeerAuthentication looks like it protects the workload, but it is
-not enforced on a port the sidecar never sees. Worse for a port a Service sends to: meshed clients still
+not enforced on a port the sidecar never sees. A port that only Services an admission webhook of the run
+calls send to is left alone: its one client, the API server, is outside the mesh. Worse for a port a Service sends to: meshed clients still
 originate mTLS to it (auto mTLS goes by the destination pod being meshed), the app receives TLS it cannot
 read, and their calls fail unless a DestinationRule disables TLS for that port (Istio FAQ, reference §18.2 H11).
 
@@ -100,7 +101,9 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         return  # exclusions only act when every port is captured
     if exclude.parsed.problem is not None:
         return  # the injector rejects the pod; ML404 reports it
-    bypassed = [p for p in exclude.parsed.items if p not in ALWAYS_EXCLUDED_INBOUND]
+    # An admission webhook's port: its one client, the API server, is outside the mesh and cannot speak mTLS.
+    admission = workload.mesh.admission_ports(workload.template)
+    bypassed = [p for p in exclude.parsed.items if p not in ALWAYS_EXCLUDED_INBOUND and p not in admission]
     if bypassed:
         ports, verb = _ports(bypassed)
         yield _issue(workload, exclude, bypassed, f"inbound {ports} {verb} istio-proxy, excluded by {exclude.source}", UNEXCLUDE)
