@@ -1,4 +1,4 @@
-"""A meshed app container that a Service sends traffic to, without a readiness probe. Off by default.
+"""A meshed app container that a Service sends traffic to, without a readiness probe.
 
 ## What it does
 For meshed pods that run continuously (an Istio sidecar or a Linkerd proxy, where the run says so: not
