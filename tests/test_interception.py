@@ -322,3 +322,37 @@ spec:
     findings = lint_text(tmp_path, text, MESHED).findings
     assert [f.code for f in findings] == ["ML403"]  # no startup race: the app's calls go through squid, not istio-proxy
     assert findings[0].message.endswith("so nothing this pod sends or receives gets mTLS, PeerAuthentication or AuthorizationPolicy")
+
+
+def test_a_label_that_is_not_a_string_is_reported_once_for_a_bare_pod_and_for_a_jobset(tmp_path):
+    # A bare Pod's metadata is its pod template's, and a JobSet has a pod template per job: the resource's
+    # own label is one fact, said once (issue "Fewer, truer findings": one finding per fact).
+    from helpers import lint_text
+
+    text = """apiVersion: v1
+kind: Pod
+metadata:
+  name: debug
+  labels:
+    sidecar.istio.io/inject: true
+spec:
+  containers: [{name: debug, image: busybox}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  labels:
+    istio.io/rev: 1
+spec:
+  replicatedJobs:
+    - name: a
+      template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: a, image: a}]}}}}
+    - name: b
+      template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: b, image: b}]}}}}
+"""
+    found = [(f.line, f.column, str(f.severity), f.message) for f in lint_text(tmp_path, text).findings if f.code == "ML404"]
+    assert found == [
+        (6, 30, "error", "Pod label sidecar.istio.io/inject is the boolean true, not a string: the API server rejects the manifest"),
+        (15, 19, "error", "JobSet label istio.io/rev is the number 1, not a string: the API server rejects the manifest"),
+    ]

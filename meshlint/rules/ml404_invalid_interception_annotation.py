@@ -81,7 +81,8 @@ from meshlint.mesh.facts.interception import Knob, parse, parse_ports
 from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, NATIVE_ANNOTATION, STATUS_PORT_ANNOTATION
 from meshlint.mesh.options import at_least
 from meshlint.mesh.workload import WorkloadView
-from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, JOBSET, WORKLOAD_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.source.document import Node
@@ -104,11 +105,13 @@ REJECTED = "the injector rejects the pod, so it is never created"
 )
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     resource = subject.owner if isinstance(subject, WorkloadView) else subject
-    yield from _not_strings(resource.kind, resource.labels, resource.annotations)
+    if not isinstance(subject, WorkloadView) or _first_pod(subject):  # the resource's own metadata, once
+        yield from _not_strings(resource.kind, resource.labels, resource.annotations)
     if not isinstance(subject, WorkloadView):
         return
     template = subject.template
-    yield from _not_strings("pod template", template.labels(), template.annotations())
+    if template.metadata.pos != resource.metadata.pos:  # a bare Pod's metadata is its template's: said once above
+        yield from _not_strings("pod template", template.labels(), template.annotations())
     for item in subject.interception.values():
         where = item.problem_position
         if where is not None and item.knob.kind != "free":
@@ -212,6 +215,15 @@ def _interfaces_problem(value: str) -> str | None:
         if not INTERFACE_NAME.fullmatch(name):
             return f"interface name {name!r} has characters an interface name cannot have"
     return None
+
+
+def _first_pod(workload: WorkloadView) -> bool:
+    """Is this the first pod template of its resource? A JobSet or an Argo workflow has several, each
+    checked on its own, and the resource's own metadata is said once, with the first."""
+    if workload.owner.kind != JOBSET and workload.owner.kind not in ARGO_WORKFLOW_KINDS:
+        return True  # one pod template
+    templates = pod_templates(workload.owner)
+    return not templates or templates[0].node.pos == workload.template.node.pos
 
 
 def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Node]) -> Iterator[Issue]:
