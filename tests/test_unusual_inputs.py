@@ -238,3 +238,20 @@ def test_a_tree_of_every_reproducer_keeps_the_good_manifest_and_names_each_bad_f
     checked = {line.split(":", 1)[0] for line in result.stdout.splitlines()}
     assert checked == {"chain.yaml", "doubling.yaml", "good.yaml", "huge-port.yaml", "nested.yaml", "odd-digit.yaml"}
     assert result.returncode == 1
+
+
+def test_a_skip_list_of_many_whole_ranges_is_read_range_by_range(tmp_path):
+    """A Linkerd skip list that repeats `1-65535` is read as ranges, never expanded port by port: ML102
+    asks whether Vault's port is skipped, ML510 what lies beyond the defaults (the subprocess timeout
+    is the bound)."""
+    ranges = ",".join(["1-65535"] * 40_000)
+    (tmp_path / "skips.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: skips}\nspec:\n  template:\n    metadata:\n      annotations:\n"
+        "        linkerd.io/inject: enabled\n        vault.hashicorp.com/agent-inject: \"true\"\n"
+        f"        config.linkerd.io/skip-outbound-ports: \"{ranges}\"\n    spec:\n      containers: [{{name: app, image: app}}]\n"
+    )
+    result = meshlint("--format", "concise", "skips.yaml", cwd=tmp_path)
+    assert [line.split(" ", 3)[:3] for line in result.stdout.splitlines() if line.startswith("skips.yaml:")] == [
+        ["skips.yaml:10:48:", "warning", "ML510"],
+    ]
+    assert result.stderr == ""

@@ -96,7 +96,7 @@ from typing import Any
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh import linkerd
-from meshlint.mesh.facts.linkerdproxy import native_annotation_for, port_ranges
+from meshlint.mesh.facts.linkerdproxy import native_annotation_for
 from meshlint.mesh.facts.webhookinit import WebhookInit
 from meshlint.mesh.istio import PROXY_UID
 from meshlint.mesh.setting import Setting, origins
@@ -162,9 +162,8 @@ def _linkerd(workload: WorkloadView) -> Iterator[Issue]:
             "does not capture (still without mTLS), or move the call into the app container",
             severity,
         )
-    skipped = {p for low, high in port_ranges(proxy.skip_outbound.value) for p in range(low, high + 1)}
     for init in workload.webhook_inits:
-        if init.run_as == linkerd.PROXY_UID or init.port in skipped:
+        if init.run_as == linkerd.PROXY_UID or proxy.skips_outbound(init.port):
             continue  # not captured; a skipped port is ML510's to report
         yield Issue(
             init.asked_by.pos,

@@ -301,6 +301,10 @@ class LinkerdProxy:
         """Does proxy-init let inbound traffic to `port` past the proxy (the proxy's own ports always)?"""
         return port in self.own_ports or any(low <= port <= high for low, high in port_ranges(self.skip_inbound.value))
 
+    def skips_outbound(self, port: int) -> bool:
+        """Does the redirect let outbound traffic to `port` past the proxy?"""
+        return any(low <= port <= high for low, high in port_ranges(self.skip_outbound.value))
+
 
 def port_ranges(text: str | None) -> list[tuple[int, int]]:
     """A Linkerd port list: comma-separated ports or ranges `a-b` (§5.4); what does not read is left out."""
