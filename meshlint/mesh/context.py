@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint import numbers
@@ -392,35 +392,33 @@ class MeshContext:
     def service_targets(self, template: PodTemplate) -> dict[int, list[Setting[str]]]:
         """Container ports that a Service selecting this pod sends traffic to, each with the Service
         (name as value, the targetPort, or the port when targetPort is absent, as origin)."""
+        targets: dict[int, list[Setting[str]]] = {}
+        for service, number, position in self._targeted(template):
+            targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
+        return targets
+
+    def _targeted(self, template: PodTemplate) -> Iterator[tuple[ServiceTargets, int, Position]]:
+        """Each container port of this pod that a Service selecting it sends to, with the Service and where
+        its target is written (a targetPort by name is looked up among the containers' ports)."""
         labels = {k: v.text for k, v in template.labels().items()}
         named = {name: number for c in template.containers for number, name, _ in c.ports if name}
-        targets: dict[int, list[Setting[str]]] = {}
-        namespace = template.owner.namespace
-        for service in self._index(namespace).candidates(labels):
+        for service in self._index(template.owner.namespace).candidates(labels):
             if any(labels.get(k) != v for k, v in service.selector):
                 continue
             for value, position in service.targets:
                 number = named.get(value) if isinstance(value, str) else value
                 if isinstance(number, int) and not isinstance(number, bool):
-                    targets.setdefault(number, []).append(Setting(f"Service {service.name}", position))
-        return targets
+                    yield service, number, position
 
     def admission_ports(self, template: PodTemplate) -> set[int]:
         """Container ports of this pod that only Services an admission webhook of the run calls send to:
         their one client is the API server, outside the mesh."""
         if not self.webhook_services:
             return set()
-        labels = {k: v.text for k, v in template.labels().items()}
-        named = {name: number for c in template.containers for number, name, _ in c.ports if name}
         webhook: set[int] = set()
         other: set[int] = set()
-        for service in self._index(template.owner.namespace).candidates(labels):
-            if any(labels.get(k) != v for k, v in service.selector):
-                continue
-            for value, _, _ in service.ports:
-                number = named.get(value) if isinstance(value, str) else value
-                if isinstance(number, int) and not isinstance(number, bool):
-                    (webhook if (service.namespace, service.name) in self.webhook_services else other).add(number)
+        for service, number, _ in self._targeted(template):
+            (webhook if (service.namespace, service.name) in self.webhook_services else other).add(number)
         return webhook - other
 
     def linkerd_servers_for(self, template: PodTemplate) -> list[LinkerdServer]:

@@ -19,6 +19,7 @@ from meshlint.mesh.classification import (
     Classification,
     agent_only,
     classify,
+    injection_templates,
 )
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.commands import CommandModel
@@ -417,8 +418,8 @@ class WorkloadView:
         injected manifest without Istio's capture init container (istio-init, or istio-validation with CNI)."""
         if self.interception_mode.value == "NONE":
             return self.interception_mode
-        templates = self.template.annotations().get(GATEWAY_TEMPLATES_ANNOTATION)
-        if templates is not None and "sidecar" not in [t.strip() for t in (templates.text or "").split(",")]:
+        names, templates = injection_templates(self.template)
+        if templates is not None and "sidecar" not in names:
             return Setting(templates.text, templates.pos, f'{GATEWAY_TEMPLATES_ANNOTATION}: "{templates.text}" injects no sidecar template', local=True)
         if self.injected_proxy is not None and not any(c.name in CAPTURE_INIT_CONTAINERS for c in self.template.init_containers):
             return Setting(None, self.injected_proxy.position, "the injected manifest has no istio-init or istio-validation container")

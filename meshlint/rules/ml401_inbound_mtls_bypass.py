@@ -9,13 +9,14 @@ Reports excluded ports, an empty include list, and an include list that leaves o
 containers declare. Istio's own ports 15090, 15021 and 15020 are always excluded and never reported.
 It is an error when a STRICT PeerAuthentication (mesh-wide, namespace-wide, by selector, or on that
 port) covers the pod, or when a Service selecting the pod targets the port (by number or by name).
+A port that only Services an admission webhook of the run calls send to is left alone: its one client,
+the API server, is outside the mesh.
 
 ## Why is this bad?
 Excluded traffic never reaches Envoy, and Envoy is what enforces mesh security. On those ports the
 application accepts plaintext connections from anyone who can reach the pod: no mTLS, no peer identity,
 and no AuthorizationPolicy. A STRICT PeerAuthentication looks like it protects the workload, but it is
-not enforced on a port the sidecar never sees. A port that only Services an admission webhook of the run
-calls send to is left alone: its one client, the API server, is outside the mesh. Worse for a port a Service sends to: meshed clients still
+not enforced on a port the sidecar never sees. Worse for a port a Service sends to: meshed clients still
 originate mTLS to it (auto mTLS goes by the destination pod being meshed), the app receives TLS it cannot
 read, and their calls fail unless a DestinationRule disables TLS for that port (Istio FAQ, reference §18.2 H11).
 
