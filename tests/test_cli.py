@@ -397,7 +397,7 @@ def test_skipped_inputs_are_listed_and_fail_on_skipped_exits_1(project):
         "not checked: chart/templates/svc.yaml: a template of the Helm chart in chart; render it first: helm template chart | meshlint check -",
         "not checked: tsconfig.json: not a manifest (no document has apiVersion or kind) and it does not parse as YAML",
         "",
-        "4 files, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 3 skipped, 0 assumed meshed",
+        "4 files, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 3 skipped, 0 assumed meshed, 1 deployment unit",
     ]
     assert invoke("check", "clean.yaml", "chart", "tsconfig.json", "--fail-on-skipped").exit_code == 1
     summary = json.loads(invoke("check", "chart", "--format", "json").stdout)["summary"]
@@ -461,7 +461,7 @@ def test_rendered_streams_keep_the_file_each_object_came_from(project):
 
 
 @pytest.mark.parametrize("injection, tail", [
-    ("auto", "1 assumed meshed (the run shows Istio: Gateway edge, sign.yaml:1)"),
+    ("auto", "1 assumed meshed (Istio shown by Gateway edge, sign.yaml:1)"),
     ("enabled", "1 assumed meshed"),  # the config assumed it, not the Gateway: no sign to name
 ])
 def test_the_summary_names_the_istio_sign_only_when_it_made_a_workload_count_as_meshed(tmp_path, monkeypatch, injection, tail):

@@ -6,6 +6,7 @@ import pytest
 
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
+from meshlint.mesh.scope import Place
 from meshlint.mesh.workload import build_view
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
@@ -267,16 +268,28 @@ def test_default_injection_auto_needs_a_sign_of_istio(signs, mesh, assumed, unch
     assert (workload.classification.mesh, workload.classification.assumed, workload.classification.unchecked) == (mesh, assumed, unchecked)
 
 
-def test_the_sign_of_istio_named_is_the_first_in_path_order_whatever_the_reading_order():
+def test_the_sign_of_istio_that_holds_is_the_nearest_on_the_path_then_the_first_in_path_order_whatever_the_reading_order():
     gateway = "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n"
-    mesh_ab, _ = context(gateway, gateway.replace("name: g", "name: h"), default_injection="auto")
-    mesh_ba = MeshContext(options=MeshOptions(default_injection="auto"))
-    for name, text in (("f1.yaml", gateway.replace("name: g", "name: h")), ("f0.yaml", gateway)):
-        for doc in load_text(name, text).documents:
-            for resource in resources_of(doc):
-                mesh_ba.add(resource)
-    assert mesh_ab.istio_in_use == mesh_ba.istio_in_use
-    assert (mesh_ab.istio_in_use.value, mesh_ab.istio_in_use.where) == ("Gateway g", "f0.yaml:1")
+    files = (("f1.yaml", gateway.replace("name: g", "name: h")), ("f0.yaml", gateway), ("apps/web/g.yaml", gateway.replace("name: g", "name: near")))
+    answers = []
+    for order in (files, files[::-1]):
+        mesh = MeshContext(options=MeshOptions(default_injection="auto"))
+        for name, text in order:
+            for doc in load_text(name, text).documents:
+                for resource in resources_of(doc):
+                    mesh.add(resource)
+        answers.append([(s.value, s.where) if s else None for s in map(mesh.istio_sign_at, (Place.of("w.yaml"), Place.of("apps/web/w.yaml"), Place.of("apps/api/w.yaml")))])
+    assert answers[0] == answers[1] == [("Gateway g", "f0.yaml:1"), ("Gateway near", "apps/web/g.yaml:1"), ("Gateway g", "f0.yaml:1")]
+
+
+def test_a_sign_of_istio_in_a_sibling_folder_holds_nothing_there():
+    gateway = "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n"
+    mesh = MeshContext(options=MeshOptions(default_injection="auto"))
+    for doc in load_text("samples/a/g.yaml", gateway).documents:
+        for resource in resources_of(doc):
+            mesh.add(resource)
+    assert mesh.istio_sign_at(Place.of("samples/b/web.yaml")) is None
+    assert mesh.istio_sign_at(Place.of("samples/a/sub/web.yaml")).where == "samples/a/g.yaml:1"
 
 
 def test_service_targets_are_every_selecting_service_in_reading_order():
@@ -348,20 +361,20 @@ def test_a_service_by_name_is_the_first_read_and_one_added_later_is_found():
     assert mesh.service("d", "apps").ports[0][0] == 6
 
 
-def test_the_first_pass_scans_a_document_for_a_sign_of_istio_only_where_it_could_come_first(monkeypatch):
-    """A sign after the one known changes nothing: such a document is neither scanned nor composed.
-    One before it is; and each document's kind lines are found once for both pre-checks."""
+def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_until_its_first(monkeypatch):
+    """A file's later signs change nothing: once its first is known, its documents are neither scanned nor
+    composed for one. Another file's are; and each document's kind lines are found once for both pre-checks."""
     from meshlint.engine import run as engine
     from meshlint.model import prefilter
 
     pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {proxy.istio.io/config: '{}'}}\nspec: {containers: [{name: a, image: a}]}\n"
     mesh, _ = context("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\n", default_injection="auto")
-    assert mesh.istio_in_use.where == "f0.yaml:1"
+    assert mesh.signs["f0.yaml"][1].where == "f0.yaml:1"
     scanned, kinds = [], []
     monkeypatch.setattr(engine, "might_show_istio", lambda text: scanned.append(text) or prefilter.might_show_istio(text))
     monkeypatch.setattr(engine, "kind_lines", lambda text: kinds.append(text) or prefilter.kind_lines(text))
-    later = list(engine._context_resources(mesh, "f1.yaml", pod + "---\n" + pod))
-    assert (later, len(scanned), len(kinds)) == ([], 0, 2)
-    earlier = list(engine._context_resources(mesh, "e.yaml", pod))
-    assert [(resource.kind, resource.name, context_too) for _, resource, context_too in earlier] == [("Pod", "p", False)]
+    known = list(engine._context_resources(mesh, "f0.yaml", pod + "---\n" + pod))
+    assert (known, len(scanned), len(kinds)) == ([], 0, 2)
+    other = list(engine._context_resources(mesh, "e.yaml", pod))
+    assert [(resource.kind, resource.name, context_too) for _, resource, context_too in other] == [("Pod", "p", False)]
     assert (len(scanned), len(kinds)) == (1, 3)

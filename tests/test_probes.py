@@ -159,7 +159,7 @@ def test_probe_rules_whole_findings(tmp_path):
 def test_a_rewrite_conflict_is_reported_only_where_it_changes_a_finding(tmp_path):
     """Two injector configs disagree on probe rewrite: ML006 names the pod whose TCP probe depends on it,
     not the one whose HTTP probe passes under PERMISSIVE either way."""
-    for name, value in (("a", "true"), ("b", "false")):
+    for name, value in (("mesh", "true"), ("mesh/b", "false")):  # one folder holds the other: applied together
         (tmp_path / name).mkdir()
         (tmp_path / name / "values.yaml").write_text(f"global: {{proxy: {{}}}}\nsidecarInjectorWebhook:\n  rewriteAppHTTPProbe: {value}\n")
     (tmp_path / "apps").mkdir()

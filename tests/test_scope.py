@@ -82,11 +82,15 @@ SCOPE_ROWS = {
         {"apps/web/app.yaml": APP, "apps/api/istio.yaml": operator("api", "20s")},
         [ml301("apps/api/istio.yaml")],
     ),
-    "siblings that disagree: none, and ML006 at each": (
+    "siblings that disagree are alternatives (wave-3 V1.3): none applies, and no ML006": (
         {"apps/web/app.yaml": APP, "apps/api/istio.yaml": operator("api", "20s"), "apps/db/istio.yaml": operator("db", "50s")},
+        [],
+    ),
+    "sources of one folder elsewhere that disagree: none, and ML006 at each": (
+        {"apps/web/app.yaml": APP, "apps/mesh/api.yaml": operator("api", "20s"), "apps/mesh/db.yaml": operator("db", "50s")},
         [
-            ml006("apps/api/istio.yaml", "20s", "apps/db/istio.yaml", "50s", "elsewhere"),
-            ml006("apps/db/istio.yaml", "50s", "apps/api/istio.yaml", "20s", "elsewhere"),
+            ml006("apps/mesh/api.yaml", "20s", "apps/mesh/db.yaml", "50s", "elsewhere"),
+            ml006("apps/mesh/db.yaml", "50s", "apps/mesh/api.yaml", "20s", "elsewhere"),
         ],
     ),
     "a tie in one folder: none, and ML006 at each": (
@@ -479,17 +483,17 @@ def test_ml006_names_each_other_value_once_with_how_many_sources_give_it(tmp_pat
         {
             "apps/web/app.yaml": APP,
             "apps/api/app.yaml": APP.replace("name: web", "name: api"),
-            "apps/a/istio.yaml": operator("a", "20s"),
-            "apps/b/istio.yaml": operator("b", "50s"),
-            "apps/c/istio.yaml": operator("c", "50s"),
+            "apps/mesh/a.yaml": operator("a", "20s"),
+            "apps/mesh/b.yaml": operator("b", "50s"),
+            "apps/mesh/c.yaml": operator("c", "50s"),
         },
     )
     monkeypatch.chdir(tmp_path)
     out = check(".", "--format", "concise", "--select", "ML006")[1].splitlines()
-    assert out[0] == ml006("apps/a/istio.yaml", "20s", "apps/b/istio.yaml", "50s", "elsewhere", count="2 workloads get").replace(
-        "(apps/b/istio.yaml:7)", "(apps/b/istio.yaml:7 and 1 other place)"
+    assert out[0] == ml006("apps/mesh/a.yaml", "20s", "apps/mesh/b.yaml", "50s", "elsewhere", count="2 workloads get").replace(
+        "(apps/mesh/b.yaml:7)", "(apps/mesh/b.yaml:7 and 1 other place)"
     )
-    assert out[1] == ml006("apps/b/istio.yaml", "50s", "apps/a/istio.yaml", "20s", "elsewhere", count="2 workloads get")
+    assert out[1] == ml006("apps/mesh/b.yaml", "50s", "apps/mesh/a.yaml", "20s", "elsewhere", count="2 workloads get")
     assert len(out) == 3
 
 
@@ -510,9 +514,9 @@ def test_the_files_of_a_folder_share_settings_unless_a_source_is_in_one_of_them(
                 mesh.add(resource, Place.of(path))
     resolved = []
 
-    def counted(field, claims, place):
+    def counted(field, claims, place, units=None):
         resolved.append(place)
-        return resolve(field, claims, place)
+        return resolve(field, claims, place, units)
 
     monkeypatch.setattr(context_module, "resolve", counted)
 

@@ -138,7 +138,12 @@ class FileCheck:
         summary.resources += 1
         for view in item.views:
             summary.assumed_meshed += 1 if view.istio_sidecar and view.classification.assumed else 0
-            summary.assumed_by_sign += 1 if view.istio_sidecar and view.classification.by_sign else 0
+            if view.istio_sidecar and view.classification.by_sign:
+                summary.assumed_by_sign += 1
+                sign = view.classification.sign
+                if sign is not None:
+                    origin = sign.origin
+                    summary.signs_seen.add((origin.path, origin.line, origin.column, sign.value) if origin else ("", 0, 0, f"{sign.value}, {sign.where}"))
             summary.not_checked += 1 if view.classification.unchecked else 0
             if self.count_defaults:
                 summary.on_defaults += 1 if view.istio_sidecar and not view.settings.sourced else 0

@@ -90,6 +90,11 @@ ENV_SOURCE = Record(EnvSource, STR, STR, STR, STR, Many(Record(EnvKey, STR, POSI
 MESH_PARTS: dict[str, Shape | None] = {
     "options": None,  # the run's own
     "istio_in_use": MAYBE_SETTING,
+    "signs": Mapping(STR, Record(tuple, PLACE, SETTING)),
+    "units": None,  # the run's own, set once its files are known
+    "_sign_memo": None,
+    "_sign_index": None,
+    "_places": None,
     "claims": Mapping(Record(tuple, STR, STR), Many(CLAIM)),
     "namespaces": Mapping(STR, Many(Record(tuple, NAMESPACE, PLACE))),
     "peer_authentications": Many(PEER_AUTHENTICATION),

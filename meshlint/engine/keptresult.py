@@ -38,10 +38,11 @@ _RESOURCE = (str, str, str)
 _EDIT = (str, str, list, str, list)
 _EDIT_FIELDS = (int, int, int, int, str)
 _PAIR = (int, int)
-_SUMMARY = (*(int,) * len(_COUNTS), int, int, dict, list)  # the counts, fixable, unsafe_fixable, by_severity, skipped_inputs
+_SUMMARY = (*(int,) * len(_COUNTS), int, int, dict, list, list)  # the counts, fixable, unsafe_fixable, by_severity, skipped_inputs, signs_seen
+_SIGN = (str, int, int, str)
 _SKIPPED = (str, str)
 # Every field of a Summary: those `_summary` writes, and the run's own, which a file's leaves unset.
-_SPELT = {*_COUNTS, "by_severity", "skipped_inputs", "fixable", "unsafe_fixable", "baselined", "stale_baseline", "outside_diff", "fixed", "istio_sign"}
+_SPELT = {*_COUNTS, "by_severity", "skipped_inputs", "fixable", "unsafe_fixable", "baselined", "stale_baseline", "outside_diff", "fixed", "istio_sign", "signs_seen", "units"}
 
 
 def encode(result: FileResult) -> bytes | None:
@@ -112,14 +113,15 @@ def _fix(fix: Fix) -> list[Any]:
 
 def _summary(summary: Summary) -> list[Any]:
     # The rest of a Summary is the run's, set after its files are merged: a file's own is always unset.
-    if (summary.baselined, summary.outside_diff, summary.fixed, summary.istio_sign, summary.stale_baseline) != (None, None, None, None, []):
+    if (summary.baselined, summary.outside_diff, summary.fixed, summary.istio_sign, summary.units, summary.stale_baseline) != (None, None, None, None, None, []):
         raise Unkeepable
     if vars(summary).keys() != _SPELT:
         raise Unkeepable  # a field added since: `_read_summary` would leave it out
     counts = vars(summary)
     by_severity = {_exact(k, str): _exact(v, int) for k, v in summary.by_severity.items()}
     skipped = [_all(_exact(s, SkippedInput), _SKIPPED) for s in summary.skipped_inputs]
-    return _all((*(counts[name] for name in _COUNTS), summary.fixable, summary.unsafe_fixable, by_severity, skipped), _SUMMARY)
+    signs = [_all(sign, _SIGN) for sign in sorted(summary.signs_seen)]
+    return _all((*(counts[name] for name in _COUNTS), summary.fixable, summary.unsafe_fixable, by_severity, skipped, signs), _SUMMARY)
 
 
 # --- reading: every field checked ------------------------------------------------------------------
@@ -155,10 +157,11 @@ def _read_fix(value: Any) -> Fix:
 
 
 def _read_summary(value: Any) -> Summary:
-    *counts, fixable, unsafe_fixable, by_severity, skipped = _typed(value, _SUMMARY)
+    *counts, fixable, unsafe_fixable, by_severity, skipped, signs = _typed(value, _SUMMARY)
     if not all(k.__class__ is str and v.__class__ is int for k, v in by_severity.items()):
         raise ValueError("not a kept summary")
     summary = Summary(by_severity=by_severity, fixable=fixable, unsafe_fixable=unsafe_fixable)
     vars(summary).update(zip(_COUNTS, counts, strict=True))
     summary.skipped_inputs.extend(SkippedInput(*_typed(s, _SKIPPED)) for s in skipped)
+    summary.signs_seen.update(tuple(_typed(s, _SIGN)) for s in signs)
     return summary

@@ -46,6 +46,9 @@ class Summary:
     # What showed that the run is about Istio (§W1), for the text summary when workloads were assumed
     # meshed: a run over several repositories learns there why all of them count as Istio's.
     istio_sign: str | None
+    units: int | None  # the deployment units the run's files are in (set by the run when there are any)
+    # The signs of Istio that made this run's (or file's) workloads assumed meshed: (path, line, column, text).
+    signs_seen: set[tuple[str, int, int, str]]
 
     def __init__(
         self,
@@ -86,12 +89,15 @@ class Summary:
         self.fixable = fixable
         self.unsafe_fixable = unsafe_fixable
         self.istio_sign = istio_sign
+        self.units = None
+        self.signs_seen = set()
 
     def add(self, other: Summary) -> None:
         mine, theirs = vars(self), vars(other)  # one a file of a big tree: no getattr and setattr a count
         for name in _COUNTS:
             mine[name] += theirs[name]
         self.skipped_inputs.extend(other.skipped_inputs)
+        self.signs_seen |= other.signs_seen
 
     def count(self, findings: list[Finding], reachable: Callable[[Finding], bool] = lambda f: True) -> None:
         """Findings by severity, counted afresh (after the run, and after the gate drops some); the
@@ -170,6 +176,13 @@ class Report:
         self.broken = broken
         self.trees = trees
         self.linked_out = linked_out
+        self.units: Callable[[str], frozenset[str]] | None = None  # the deployment units of a finding's file, set by the run
+
+    def units_of(self, finding: Finding) -> list[str]:
+        """The deployment units the finding's file is in (wave-3 spec V1), sorted; none for a file in none."""
+        if self.units is None or finding.path.startswith("<"):
+            return []
+        return sorted(self.units(finding.path))
 
     def fix_reachable(self, finding: Finding) -> bool:
         """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere

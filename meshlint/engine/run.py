@@ -49,6 +49,7 @@ from meshlint.source.loader import (
     load_chunks,
     load_file,
 )
+from meshlint.source.units import find_units
 from meshlint.suppressions import comment_suppression
 
 # Told of each file as a step of the run gets through it: files done, files found, and the step's
@@ -178,10 +179,13 @@ def _run(
     unseen = False
     if beyond:
         beside, unseen = reach.neighbours(named, governing, taken)
-        context.read(beside, None, None)
+        context.read([p for p in beside if inputs.real(p) not in fragments], None, None)
         # Only a named file widens the run: a named folder is the extent the user chose.
         for tree, changed in reach.trees(sources.intersection(named), governing).items():
             found = reach.tree_files(tree, governing)
+            # The tree's Kustomize patches are pieces of objects: never context, never checked as objects.
+            fragments |= patch_fragments(found)
+            found = [p for p in found if inputs.real(p) not in fragments]
             # The walk met the tree's nested configs: their mesh.context files are read as context
             # first, so the walk's copy of them is not counted again at its own path.
             context.files_of_configs()
@@ -201,6 +205,8 @@ def _run(
         first_pass.save(context.kept())
     context.let_paths_go()
     mesh = context.mesh
+    units = find_units(checked)
+    mesh.set_units(units)
     for each in governing.all():
         bind(each, mesh)
     plan = Plan(
@@ -220,7 +226,7 @@ def _run(
         report_unused=top.report_unused_suppressions,
         digests=digests,
     )
-    cache = open_cache(cache_dir, plan, code, context.facts_digest()) if cache_dir else None
+    cache = open_cache(cache_dir, plan, code, context.facts_digest() + units.digest()) if cache_dir else None
     # One big stream, on stdin (`helm template ... | meshlint check -`) or as the run's only file, is
     # shared among the workers by ranges of its documents; a tree, file by file.
     one_stream = len(checked) == 1 and jobs > 1 and (len(stdin) if stdin is not None else parallel.size_of(checked[0])) >= parallel.PARALLEL_BYTES
@@ -269,10 +275,23 @@ def _run(
     report.findings.sort(key=_order)
     report.broken = frozenset(unparsed)
     report.summary.count(report.findings, report.fix_reachable)
-    sign = mesh.istio_in_use
-    if sign is not None and report.summary.assumed_by_sign:
-        report.summary.istio_sign = f"{sign.value}, {sign.where}"
+    if report.summary.signs_seen:
+        report.summary.istio_sign = _signs_seen(report.summary.signs_seen)
+    if units:
+        report.units = lambda path: units.of(inputs.absolute(path))
+        held = set().union(*(units.of(inputs.absolute(path)) for path in report.files if not path.startswith("<")))
+        report.summary.units = len(held) or None
     return report
+
+
+def _signs_seen(seen: set[tuple[str, int, int, str]]) -> str:
+    """What the summary says of the signs of Istio that made workloads assumed meshed: the one, or how
+    many and the first in path order."""
+    path, line, _, text = min(seen)
+    first = f"{text}, {path}:{line}" if path else text
+    if len(seen) == 1:
+        return f"Istio shown by {first}" if path else f"the run shows Istio: {first}"
+    return f"Istio shown by {len(seen)} signs, each in its workloads' tree or unit; the first: {first}"
 
 
 # What one file gives the first pass: the facts it gave, whether it holds a mesh-wide source, the digest
@@ -296,6 +315,7 @@ class _Context:
         self.governing = governing
         self.top = governing.top
         self.mesh = MeshContext(options=self.top.options, istio_in_use=_configured_istio(governing, tuple(mesh_config)))
+        self._signs_done = 0
         self.broken: list[LoadedFile] = []  # mesh.context files that do not parse: reported, never dropped
         self.taken = taken
         # A mesh.context file that is also an input keeps the place its config gives it (§W2.1).
@@ -355,6 +375,11 @@ class _Context:
     def files_of_configs(self) -> None:
         """The mesh.context files of every config met so far, each located beside the config naming it."""
         met = self.governing.all()
+        for governed in met[self._signs_done :]:
+            sign = _config_sign(governed.config)
+            if sign is not None and self.mesh.istio_in_use is None:
+                self.mesh.sign_config(sign, governed.root)
+        self._signs_done = len(met)
         for governed in met[self._configs_done :]:
             for item, path in enumerate(governed.config.mesh_context):
                 try:
@@ -486,9 +511,9 @@ class _Context:
     def facts_digest(self) -> str:
         """What the mesh context was made of, ending with the sign of Istio it settled on."""
         if not self._signed:
-            sign = self.mesh.istio_in_use
-            origin = sign.origin if sign is not None else None
-            self.facts.update(f"\0sign\0{sign.value if sign else ''}\0{tuple(origin) if origin else ''}\0".encode())
+            for path, (where, sign) in sorted(self.mesh.signs.items()):
+                origin = sign.origin
+                self.facts.update(f"\0sign\0{path}\0{where.folder}\0{sign.value}\0{tuple(origin) if origin else ''}\0".encode())
             self._signed = True
         return self.facts.hexdigest()
 
@@ -509,7 +534,7 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[
         context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds)
         # Once a sign is known, later documents cannot come first: the place is asked before the text is scanned.
         # A `kind: List` may hold context and workloads alike: its items are looked at for a sign too.
-        sign = mesh.wants_istio_sign(path, line_offset + 1) and might_show_istio(chunk)
+        sign = mesh.wants_istio_sign(path) and might_show_istio(chunk)
         if not (context or sign):
             continue
         lines = text.splitlines() if lines is None else lines
@@ -522,13 +547,18 @@ def _context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[
 
 
 def _configured_istio(governing: Governing, mesh_config: tuple[str, ...]) -> Setting[str] | None:
-    """A configuration that names mesh context or injected namespaces is about an Istio mesh."""
-    for config in (g.config for g in governing.all()):
-        for key, value in (("mesh.context", config.mesh_context), ("mesh.injected-namespaces", config.injected_namespaces)):
-            if value:
-                return Setting(f"{key} is set", None, config.path or "config")
+    """--mesh-config, or a top configuration that names mesh context or injected namespaces: the whole
+    run is about an Istio mesh. (A nested configuration's says so of its own tree: `_config_sign`.)"""
     if mesh_config:
         return Setting("--mesh-config is given", None, "command line")
+    return _config_sign(governing.top.config)
+
+
+def _config_sign(config: Config) -> Setting[str] | None:
+    """A configuration that names mesh context or injected namespaces is about an Istio mesh."""
+    for key, value in (("mesh.context", config.mesh_context), ("mesh.injected-namespaces", config.injected_namespaces)):
+        if value:
+            return Setting(f"{key} is set", None, config.path or "config")
     return None
 
 

@@ -46,6 +46,7 @@ class Classification(NamedTuple):
     also_linkerd: linkerd.LinkerdDecision | None = None
     revision: str = ""  # the Istio revision that injects it ("" the default)
     unknown_revision: Node | None = None  # an istio.io/rev that names no revision of the run
+    sign: Setting[str] | None = None  # the sign of Istio that made it assumed meshed (`by_sign`)
 
     @property
     def assumed_note(self) -> str:
@@ -136,9 +137,9 @@ def _by_default(reason: str, options: MeshOptions, istio_in_use: Setting[str] | 
     if mode == "enabled":
         return Classification(ISTIO_SIDECAR, f"{reason}; mesh.default-injection is enabled", assumed=True)
     if mode == "auto" and istio_in_use is not None:
-        return Classification(ISTIO_SIDECAR, f"{reason}; Istio is in use in this run ({istio_in_use.value}, {istio_in_use.where})", assumed=True, by_sign=True)
+        return Classification(ISTIO_SIDECAR, f"{reason}; Istio is in use there ({istio_in_use.value}, {istio_in_use.where})", assumed=True, by_sign=True, sign=istio_in_use)
     if mode == "auto":
-        return Classification(NOT_MESHED, f"{reason}, and nothing in the run shows that Istio is in use", unchecked=True)
+        return Classification(NOT_MESHED, f"{reason}, and nothing on its path or in its unit shows that Istio is in use", unchecked=True)
     return Classification(NOT_MESHED, f"{reason}; mesh.default-injection is disabled")
 
 

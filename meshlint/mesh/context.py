@@ -28,7 +28,7 @@ from meshlint.mesh.istio import (
 )
 from meshlint.mesh.linkerd import INJECT_ANNOTATION, LINKERD_API_SUFFIX, LINKERD_FIELD_PREFIX
 from meshlint.mesh.options import MeshOptions
-from meshlint.mesh.scope import Claim, Conflict, Place, considered, distance, resolve
+from meshlint.mesh.scope import Claim, Conflict, Place, UnitsOf, considered, distance, resolve, visible
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import (
     DISCOVERY_SELECTORS,
@@ -44,6 +44,7 @@ from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.model.selectors import selects
 from meshlint.source.document import Node
+from meshlint.source.units import Units
 
 if TYPE_CHECKING:
     from meshlint.mesh.sidecars import SidecarConfig, SidecarScope
@@ -201,8 +202,14 @@ class MeshContext:
         self, resources: Iterable[Resource] = (), options: MeshOptions | None = None, istio_in_use: Setting[str] | None = None
     ) -> None:
         self.options = options or MeshOptions()
-        # The first sign, in path order, that the run is about an Istio mesh (wave-2 spec §W1).
+        # A sign that the whole run is about an Istio mesh (--mesh-config given): it holds everywhere.
         self.istio_in_use: Setting[str] | None = istio_in_use
+        # The first sign of Istio in each file (or a config's, at its folder), with where it counts as
+        # located: it holds for workloads on its path and in its units only (wave-3 spec V1).
+        self.signs: dict[str, tuple[Place, Setting[str]]] = {}
+        self.units = Units()  # the run's deployment units, set by the run once its files are known
+        self._sign_memo: dict[tuple[str, frozenset[str]], Setting[str] | None] = {}
+        self._sign_index: _SignIndex | None = None
         self.claims: dict[tuple[str, str], list[Claim]] = {}  # (revision, field) -> what sources say
         self.namespaces: dict[str, list[tuple[Namespace, Place]]] = {}
         self.peer_authentications: list[PeerAuthentication] = []
@@ -214,8 +221,9 @@ class MeshContext:
         self.tags: dict[str, RevisionTag] = {}
         self.injection_templates: dict[str, str] = {}  # custom templates the run defines: where they put istio-proxy
         self.webhook_services: set[tuple[str, str]] = set()  # (namespace, name) of Services admission webhooks call
-        self._settings: dict[tuple[Place | str, str], MeshSettings] = {}
+        self._settings: dict[tuple[Place | str, frozenset[str] | None, str], MeshSettings] = {}
         self._claim_files: frozenset[str] | None = None  # the files that hold a claim, made when first asked
+        self._places: dict[str, Place] = {}  # Services' files, placed when units are asked about
         self.env_sources = EnvSources()  # ConfigMaps and Secrets a container's envFrom can name
         for resource in resources:
             self.add(resource)
@@ -225,9 +233,9 @@ class MeshContext:
     def add(self, resource: Resource, place: Place | None = None) -> None:
         """Take what the mesh context needs from one resource (the resource itself is not kept);
         `place` is where it counts as located (a mesh.context file: beside its config)."""
-        self._note_istio(resource)
-        self.env_sources.add(resource)
         where = place if place is not None else Place.of(resource.path)
+        self._note_istio(resource, where)
+        self.env_sources.add(resource)
         kind = resource.kind
         if kind == "Namespace":
             name = resource.root.path("metadata", "name")
@@ -272,9 +280,10 @@ class MeshContext:
     def merge(self, later: MeshContext) -> None:
         """Take what `later` collected from files that come after every file this context read (a
         worker's range of the first pass): the same as if those files had been added here."""
-        sign = later.istio_in_use
-        if sign is not None and (self.istio_in_use is None or _earlier(sign, self.istio_in_use)):
-            self.istio_in_use = sign
+        for path, signed in later.signs.items():
+            self.signs.setdefault(path, signed)
+        self._sign_memo.clear()
+        self._sign_index = None
         _extend(self.claims, later.claims)
         _extend(self.namespaces, later.namespaces)
         _extend(self.services, later.services)
@@ -322,26 +331,76 @@ class MeshContext:
                 self.revisions.setdefault(revision, resource.root.pos)
 
     def note_sign(self, resource: Resource) -> None:
-        """A resource read only because it might be the run's first sign of Istio: that is all it gives."""
-        self._note_istio(resource)
+        """A resource read only because it might be its file's first sign of Istio: that is all it gives."""
+        self._note_istio(resource, None)
 
-    def wants_istio_sign(self, path: str, line: int) -> bool:
-        """Could a sign of Istio at this place be the first one? (Signs later in path order change
-        nothing, so the first pass need not read them.)"""
-        found = self.istio_in_use
-        if found is None:
-            return True
-        if found.origin is None:
-            return False
-        return (path, line) < (found.origin.path, found.origin.line)
+    def wants_istio_sign(self, path: str) -> bool:
+        """Could a sign of Istio in this file be its first? (Later ones change nothing: a file's first
+        sign holds wherever another of the file's would, so the first pass need not read them.)"""
+        return path not in self.signs
 
-    def _note_istio(self, resource: Resource) -> None:
-        if not self.wants_istio_sign(resource.path, resource.document.line):
-            return  # a sign before this resource is known: none in it can come first
+    def sign_config(self, sign: Setting[str], folder: str) -> None:
+        """A config that names mesh context or injected namespaces: a sign for the tree it governs."""
+        key = f"{folder}{os.sep}"
+        if key not in self.signs:
+            self.signs[key] = (Place(key, folder), sign)
+            self._sign_memo.clear()
+            self._sign_index = None
+
+    def _note_istio(self, resource: Resource, place: Place | None) -> None:
+        if resource.path in self.signs:
+            return  # the file's first sign is known: none after it counts for more
         sign = _istio_sign(resource)
-        if sign is None or not (self.istio_in_use is None or _earlier(sign, self.istio_in_use)):
-            return
-        self.istio_in_use = sign
+        if sign is not None:
+            self.signs[resource.path] = (place if place is not None else Place.of(resource.path), sign)
+            self._sign_memo.clear()
+            self._sign_index = None
+
+    def istio_sign_at(self, place: Place) -> Setting[str] | None:
+        """The sign of Istio that holds for a workload at `place`: the run's own, else the nearest on its
+        path (its file, its folder, a folder above), else the first in its units. A sign in a sibling
+        sample, overlay or chart holds nothing there."""
+        if self.istio_in_use is not None:
+            return self.istio_in_use
+        if not self.signs:
+            return None
+        units = self.units.of(place.file) if self.units else frozenset()
+        key = (place.folder, units)
+        if key in self._sign_memo:
+            return self._sign_memo[key]
+        if self._sign_index is None:
+            self._sign_index = _SignIndex(self.signs.values(), self.units)
+        found = self._sign_index.at(place.folder, units)
+        if len(self._sign_memo) >= SETTINGS_KEPT:
+            self._sign_memo.clear()
+        self._sign_memo[key] = found
+        return found
+
+    def istio_governs(self, place: Place) -> Setting[str] | None:
+        """What shows that Istio is the mesh of a workload at `place`: a sign on its path or in its units,
+        else the mesh-wide Istio settings it takes from elsewhere in the run (a platform folder's
+        IstioOperator governs an apps/ folder beside it, wave-3 spec V1.3)."""
+        sign = self.istio_sign_at(place)
+        if sign is not None:
+            return sign
+        settings = self.settings_at(place)
+        taken = [v for k, v in settings._resolved.items() if not k.startswith(LINKERD_FIELD_PREFIX) and v.origin is not None]
+        if not taken:
+            return None
+        first = min(taken, key=_origin_key)
+        return Setting("mesh-wide Istio settings from elsewhere in the run", first.origin)
+
+    def set_units(self, units: Units) -> None:
+        """The run's deployment units, known once its files are: what they change is asked anew."""
+        self.units = units
+        self._sign_memo.clear()
+        self._sign_index = None
+        self._claims_changed()
+
+    @property
+    def units_of(self) -> UnitsOf | None:
+        """What decides which sources a workload may see besides its path (None: the path alone)."""
+        return self.units.of if self.units else None
 
     # --- asked by the workload view and the rules --------------------------------------------------
 
@@ -352,7 +411,8 @@ class MeshContext:
             self._claim_files = frozenset(c.place.file for claims in self.claims.values() for c in claims)
         # How near a source is (`scope.distance`) tells a workload's file from the rest of its folder
         # only when a source is in that file: the other files of a folder share their settings.
-        key = (place if place.file in self._claim_files else place.folder, revision)
+        units = self.units_of
+        key = (place if place.file in self._claim_files else place.folder, units(place.file) if units is not None else None, revision)
         settings = self._settings.get(key)
         if settings is None:
             resolved: dict[str, Setting[Any]] = {}
@@ -360,7 +420,7 @@ class MeshContext:
             for (claimed_revision, field), claims in self.claims.items():
                 if claimed_revision != revision:
                     continue
-                setting, conflict = resolve(field, claims, place)
+                setting, conflict = resolve(field, claims, place, units)
                 if setting is not None:
                     resolved[field] = setting
                 if conflict is not None:
@@ -375,7 +435,8 @@ class MeshContext:
     def namespace_at(self, name: str, place: Place) -> tuple[Namespace | None, Conflict | None]:
         """The Namespace object that decides for a workload at `place`: the nearest definition, or the
         agreeing rest of the run; definitions that disagree decide nothing."""
-        found = self.namespaces.get(name)
+        units = self.units_of
+        found = [(ns, where) for ns, where in self.namespaces.get(name, ()) if units is None or visible(where, place, units)]
         if not found:
             return None, None
         if len(found) == 1:
@@ -386,7 +447,7 @@ class MeshContext:
             claim = Claim(Setting(_mesh_keys(namespace), _namespace_position(namespace)), where)
             by_claim[id(claim.setting)] = namespace
             claims.append(claim)
-        setting, conflict = resolve(f"Namespace {name}", claims, place)
+        setting, conflict = resolve(f"Namespace {name}", claims, place, units)
         return (by_claim[id(setting)] if setting is not None else None), conflict
 
     def service_targets(self, template: PodTemplate) -> dict[int, list[Setting[str]]]:
@@ -402,9 +463,13 @@ class MeshContext:
         its target is written (a targetPort by name is looked up among the containers' ports)."""
         labels = {k: v.text for k, v in template.labels().items()}
         named = {name: number for c in template.containers for number, name, _ in c.ports if name}
+        units = self.units_of
+        place = Place.of(template.owner.path) if units is not None else None
         for service in self._index(template.owner.namespace).candidates(labels):
             if any(labels.get(k) != v for k, v in service.selector):
                 continue
+            if place is not None and units is not None and not visible(self._placed(service.path), place, units):
+                continue  # a Service of a sibling overlay or chart selects nothing here
             for value, position in service.targets:
                 number = named.get(value) if isinstance(value, str) else value
                 if isinstance(number, int) and not isinstance(number, bool):
@@ -438,7 +503,10 @@ class MeshContext:
         nothing). Selector policies in the root namespace are ignored, as Istio ignores them."""
         root = root if root is not None else self.options.root_namespace
         slots: dict[tuple[Any, ...], list[PeerAuthentication]] = {}
+        units = self.units_of
         for policy in self.peer_authentications:
+            if place is not None and units is not None and not visible(policy.place, place, units):
+                continue  # a sibling overlay's or chart's policy is never applied with this workload
             if not policy.namespace and place is not None and distance(policy.place, place) is None:
                 # No namespace written: it lands wherever it is applied, so only a workload applied
                 # with it (on its path) can be taken to share it, never one of an unrelated folder.
@@ -456,7 +524,7 @@ class MeshContext:
                 chosen[slot[0]].extend(policies)
                 continue
             claims = [p.claim for p in policies]
-            setting, conflict = resolve(_policy_field(slot, namespace, root), claims, place)
+            setting, conflict = resolve(_policy_field(slot, namespace, root), claims, place, units)
             if conflict is not None:
                 conflicts.append(conflict)
             if setting is not None:
@@ -477,7 +545,9 @@ class MeshContext:
         what the namespace as a whole gets), reference §13.2."""
         from meshlint.mesh.sidecars import scope_of
 
-        return scope_of(self.sidecars, namespace, labels, place, root if root is not None else self.options.root_namespace)
+        units = self.units_of
+        seen = self.sidecars if units is None else [s for s in self.sidecars if visible(s.place, place, units)]
+        return scope_of(seen, namespace, labels, place, root if root is not None else self.options.root_namespace)
 
     def sidecar_clashes(self, sidecar: SidecarConfig) -> list[SidecarConfig]:
         """The other Sidecars applied with this one (read from the same resource) that match every pod
@@ -502,7 +572,19 @@ class MeshContext:
     def service_count(self, place: Place, revision: str = "") -> int:
         """How many Services of the run a proxy at `place` is sent: those of namespaces istiod processes
         (a Service whose namespace discoverySelectors may leave out is not counted)."""
-        return sum(len(found) for namespace, found in self.services.items() if self.discovered(namespace, place, revision))
+        units = self.units_of
+        total = 0
+        for namespace, found in self.services.items():
+            if self.discovered(namespace, place, revision):
+                total += len(found) if units is None else sum(1 for s in found if visible(self._placed(s.path), place, units))
+        return total
+
+    def _placed(self, path: str) -> Place:
+        """Where a Service of the run is (one Place a file, however many Services it holds)."""
+        found = self._places.get(path)
+        if found is None:
+            found = self._places[path] = Place.of(path)
+        return found
 
     def service(self, name: str, namespace: str) -> ServiceTargets | None:
         """The Service `name` of `namespace`, if the run holds it (the first read, of several)."""
@@ -521,13 +603,13 @@ class MeshContext:
         if any(p.path == file for p in self.revisions.values()) or any(t.origin.path == file for t in self.tags.values()):
             return True, frozenset()
         for claims in self.claims.values():
-            if any(c.place.file == absolute for c in claims) and any(c.place.file == absolute for c in considered(claims, place)[0]):
+            if any(c.place.file == absolute for c in claims) and any(c.place.file == absolute for c in considered(claims, place, self.units_of)[0]):
                 return True, frozenset()
         names = set()
         for name, found in self.namespaces.items():
             if any(where.file == absolute for _, where in found):
                 claims = [Claim(Setting(None, None), where) for _, where in found]
-                if any(c.place.file == absolute for c in considered(claims, place)[0]):
+                if any(c.place.file == absolute for c in considered(claims, place, self.units_of)[0]):
                     names.add(name)
         for policy in self.peer_authentications:
             if policy.place.file == absolute:
@@ -670,12 +752,40 @@ def _extend(mine: dict[K, list[V]], later: dict[K, list[V]]) -> None:
         mine.setdefault(key, []).extend(items)
 
 
-def _earlier(a: Setting[str], b: Setting[str]) -> bool:
-    if b.origin is None:
-        return False
-    if a.origin is None:
-        return True
-    return (a.origin.path, a.origin.line, a.origin.column) < (b.origin.path, b.origin.line, b.origin.column)
+class _SignIndex:
+    """The first sign of Istio (in path order) in each folder and in each unit: a workload looks in its
+    folder and each folder above, then in its units."""
+
+    def __init__(self, signs: Iterable[tuple[Place, Setting[str]]], units: Units) -> None:
+        self.by_folder: dict[str, Setting[str]] = {}
+        self.by_unit: dict[str, Setting[str]] = {}
+        for where, sign in signs:
+            _keep_first(self.by_folder, where.folder, sign)
+            for unit in units.of(where.file) if units else ():
+                _keep_first(self.by_unit, unit, sign)
+
+    def at(self, folder: str, units: frozenset[str]) -> Setting[str] | None:
+        while True:
+            found = self.by_folder.get(folder)
+            if found is not None:
+                return found
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        in_units = [self.by_unit[u] for u in units if u in self.by_unit]
+        return min(in_units, key=_origin_key) if in_units else None
+
+
+def _keep_first(table: dict[str, Setting[str]], key: str, sign: Setting[str]) -> None:
+    known = table.get(key)
+    if known is None or _origin_key(sign) < _origin_key(known):
+        table[key] = sign
+
+
+def _origin_key(sign: Setting[str]) -> tuple[str, int, int]:
+    origin = sign.origin
+    return (origin.path, origin.line, origin.column) if origin is not None else ("", 0, 0)
 
 
 def _istio_sign(resource: Resource) -> Setting[str] | None:

@@ -11,7 +11,7 @@ agree. A conflict leaves the field to its built-in default and is reported (ML00
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from meshlint.mesh.setting import Setting
@@ -100,9 +100,22 @@ def _first(claims: Iterable[Claim]) -> Claim:
     return min(claims, key=lambda c: (c.setting.origin.path, c.setting.origin.line, c.setting.origin.column) if c.setting.origin else ("", 0, 0))
 
 
-def considered(claims: list[Claim], place: Place) -> tuple[list[Claim], bool]:
-    """The claims that decide a field at `place`: the nearest on its path, else all of them (and
-    whether they are elsewhere). Changing any of them can change what applies there."""
+UnitsOf = Callable[[str], frozenset[str]]  # the deployment units a file is in (source/units.py)
+
+
+def visible(source: Place, place: Place, units_of: UnitsOf | None) -> bool:
+    """May a source at `source` decide for a workload at `place` (wave-3 spec V1)? One on its path
+    always may; else one in a unit of the workload's, or one in no unit (a platform folder's install
+    governs the apps beside it). A sibling overlay's or a sibling chart's never does."""
+    if units_of is None or distance(source, place) is not None:
+        return True
+    theirs = units_of(source.file)
+    return not theirs or bool(theirs & units_of(place.file))
+
+
+def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = None) -> tuple[list[Claim], bool]:
+    """The claims that decide a field at `place`: the nearest on its path, else the rest of those it may
+    see (and whether they are elsewhere). Changing any of them can change what applies there."""
     nearest: list[Claim] = []
     best: int | None = None
     for claim in claims:
@@ -113,18 +126,45 @@ def considered(claims: list[Claim], place: Place) -> tuple[list[Claim], bool]:
             nearest, best = [claim], d
         elif d == best:
             nearest.append(claim)
-    return (nearest, False) if nearest else (claims, True)
+    if nearest:
+        return nearest, False
+    if units_of is None:
+        return claims, True
+    # Off its path: its own units' sources first, then those in no unit; never another unit's.
+    mine = units_of(place.file)
+    shared = [c for c in claims if mine & units_of(c.place.file)] if mine else []
+    return shared or [c for c in claims if not units_of(c.place.file)], True
 
 
-def resolve(field: str, claims: list[Claim], place: Place) -> tuple[Setting[Any] | None, Conflict | None]:
+def resolve(field: str, claims: list[Claim], place: Place, units_of: UnitsOf | None = None) -> tuple[Setting[Any] | None, Conflict | None]:
     """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
-    that left it undecided, if any."""
+    that left it undecided, if any. Sources elsewhere that disagree but are never applied together
+    (different units, or folders neither on the other's path) are alternatives: they decide nothing
+    there, and are no conflict."""
     if not claims:
         return None, None
-    deciding, elsewhere = considered(claims, place)
+    deciding, elsewhere = considered(claims, place, units_of)
+    if not deciding:
+        return None, None
     if _agree(deciding):
         return _first(deciding).setting, None
+    if elsewhere and units_of is not None and _alternatives(deciding, units_of):
+        return None, None
     return None, Conflict(field, tuple(sorted(deciding, key=_sort_key)), elsewhere=elsewhere)
+
+
+def _alternatives(claims: list[Claim], units_of: UnitsOf) -> bool:
+    """Is every pair of claims that disagree a pair never applied together: in no common unit, and in
+    folders neither of which holds the other (two vendored installs, two overlays of one app)?"""
+    values = [_comparable(c.setting.value) for c in claims]
+    for i, a in enumerate(claims):
+        for j in range(i + 1, len(claims)):
+            if values[i] == values[j]:
+                continue
+            b = claims[j]
+            if units_of(a.place.file) & units_of(b.place.file) or distance(a.place, b.place) is not None or distance(b.place, a.place) is not None:
+                return False
+    return True
 
 
 def _sort_key(claim: Claim) -> tuple[str, int, int]:

@@ -562,7 +562,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     options = options if options is not None else mesh.options
     place = Place.of(template.owner.path)
     namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
-    classification = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of, mesh.injection_templates)
+    classification = classify(template, namespace, options, mesh.istio_governs(place), mesh.revision_of, mesh.injection_templates)
     if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
@@ -627,8 +627,9 @@ def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOp
     nothing for this pod, and is no conflict for it (ML006)."""
     found = [ns for ns, _ in mesh.namespaces.get(template.owner.namespace, ())]
     outcomes = set()
+    sign = mesh.istio_governs(Place.of(template.owner.path))
     for namespace in (None, *found):
-        verdict = classify(template, namespace, options, mesh.istio_in_use, mesh.revision_of, mesh.injection_templates)
+        verdict = classify(template, namespace, options, sign, mesh.revision_of, mesh.injection_templates)
         inherited: tuple[tuple[str, str | None], ...] = ()
         if verdict.mesh == LINKERD and namespace is not None:
             inherited = tuple(sorted((k, v.text) for k, v in namespace.annotations.items() if k in linkerd_names.INHERITED or "native-sidecar" in k))

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from meshlint.fix.edits import Fix
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
+def finding_dict(f: Finding, units: list[str] | None = None) -> dict[str, Any]:
+    """`units`: the deployment units the finding's file is in (the key is left out when none)."""
     return {
         "code": f.code,
         "name": f.name,
@@ -32,6 +33,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "related": [{"path": p.path, "line": p.line, "column": p.column} for p in f.related],
         "fingerprint": f.fingerprint,
         **({"source": f.rendered_from} if f.rendered_from else {}),
+        **({"units": units} if units else {}),
         "fix": fix_dict(f.fix) if f.fix is not None else None,
     }
 
@@ -55,7 +57,7 @@ def chunks(report: Report) -> Iterator[str]:
         yield '{\n  "version": 1,\n  "findings": [\n'
         last = len(report.findings) - 1
         for n, f in enumerate(report.findings):
-            yield "    " + dumps(finding_dict(f), level=2) + (",\n" if n < last else "\n")
+            yield "    " + dumps(finding_dict(f, report.units_of(f)), level=2) + (",\n" if n < last else "\n")
         yield "  ],\n"
     summary = dumps(report.summary.as_dict(), level=1)
     yield f'  "summary": {summary}\n}}\n'

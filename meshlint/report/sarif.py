@@ -141,6 +141,9 @@ def _result(f: Finding, report: Report, index: dict[str, int]) -> dict[str, Any]
         result["baselineState"] = "new"  # the baselined ones are left out
     if f.fix is not None:
         result["fixes"] = [_fix(f.fix, root)]
+    units = report.units_of(f)
+    if units:
+        result["properties"] = {"units": units}  # the deployment units the file is applied in
     return result
 
 

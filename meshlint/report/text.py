@@ -30,12 +30,14 @@ def summary_line(summary: Summary) -> str:
         f"{total} finding{'s' if total != 1 else ''} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)",
         f"{summary.suppressed} suppressed",
         f"{summary.skipped_documents + summary.skipped_files} skipped",
-        f"{summary.assumed_meshed} assumed meshed" + (f" (the run shows Istio: {summary.istio_sign})" if summary.istio_sign else ""),
+        f"{summary.assumed_meshed} assumed meshed" + (f" ({summary.istio_sign})" if summary.istio_sign else ""),
     ]
+    if summary.units:
+        parts.append(f"{summary.units} deployment unit{'s' if summary.units != 1 else ''}")
     if summary.not_checked:
         parts.append(
-            f"{summary.not_checked} not checked (nothing shows they are meshed and the run has no sign of Istio; "
-            "mesh.default-injection: enabled checks them)"
+            f"{summary.not_checked} not checked (nothing shows they are meshed, and no sign of Istio lies on their path or in their "
+            "unit; mesh.default-injection: enabled, in the config or a .meshlint.yaml of their tree, checks them)"
         )
     if summary.on_defaults:
         parts.append(

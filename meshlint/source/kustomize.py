@@ -18,12 +18,15 @@ def patch_fragments(files: Iterable[str]) -> frozenset[str]:
     input, names in `patchesStrategicMerge`, `patches[].path` or `patchesJson6902[].path`."""
     files = [f for f in files if f != inputs.STDIN]
     found: set[str] = set()
-    for kustomization in _kustomizations(files):
-        found.update(_patches(kustomization))
+    for kustomization in kustomizations(files):
+        base = os.path.dirname(os.path.realpath(kustomization))
+        found.update(os.path.realpath(os.path.join(base, entry)) for entry in read_kustomization(kustomization)[1])
     return frozenset(found)
 
 
-def _kustomizations(files: list[str]) -> list[str]:
+def kustomizations(files: list[str]) -> list[str]:
+    """The kustomization files among `files`, and beside or above each of their folders (up to the
+    working folder), each once."""
     seen: set[str] = set()
     result: list[str] = []
 
@@ -57,27 +60,30 @@ def _kustomizations(files: list[str]) -> list[str]:
     return result
 
 
-def _patches(kustomization: str) -> set[str]:
+def read_kustomization(kustomization: str) -> tuple[dict[str, Any], list[str]]:
+    """A kustomization's fields (empty when it cannot be read or is not a mapping), and the paths it
+    names as patches in `patchesStrategicMerge`, `patches[].path` or `patchesJson6902[].path`, as written."""
     from meshlint.source.loader import load_file
 
     try:
         loaded = load_file(kustomization, input_file=False)
     except OSError:
-        return set()
-    base = os.path.dirname(os.path.realpath(kustomization))
-    found: set[str] = set()
+        return {}, []
+    fields: dict[str, Any] = {}
+    found: list[str] = []
     for document in loaded.documents:
         data = document.data
         if not isinstance(data, dict):
             continue
+        fields = fields or data
         for entry in _list(data.get("patchesStrategicMerge")):
             if isinstance(entry, str) and "\n" not in entry:  # an inline patch is YAML, not a path
-                found.add(os.path.realpath(os.path.join(base, entry)))
+                found.append(entry)
         for key in ("patches", "patchesJson6902"):
             for entry in _list(data.get(key)):
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    found.add(os.path.realpath(os.path.join(base, entry["path"])))
-    return found
+                    found.append(entry["path"])
+    return fields, found
 
 
 def _list(value: Any) -> list[Any]:

@@ -1,0 +1,147 @@
+"""Deployment units (wave-3 spec V1): the sets of objects that are applied to one cluster together.
+
+A kustomization that no other kustomization of the run lists (in `resources`, `bases` or `components`)
+is a root; the root and every file it reaches is one unit, and a file reached from several roots is in
+each of their units. A Helm chart's folder (a `Chart.yaml`) is a unit. Every other file is in no unit:
+the path rule of wave 2 decides for it.
+
+What a unit changes is what may decide for a workload: sources, signs of Istio and policies of a sibling
+overlay or sample never reach it (mesh/scope.py). Only the kustomization files are read here, and only
+the entries that name local files or folders: a remote base is left out, never fetched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import Any
+
+from meshlint.source import inputs
+from meshlint.source.kustomize import KUSTOMIZATION_NAMES, kustomizations, read_kustomization
+
+CHART_FILE = "Chart.yaml"
+MOST_KUSTOMIZATIONS = 20_000  # a walk of kustomizations through `../` stops there: a tree is never that deep
+REFERENCE_KEYS = ("resources", "bases", "components")
+NO_UNITS: frozenset[str] = frozenset()
+
+
+class Units:
+    """Which units each file of the run is in. Unit names are the root's folder (`overlays/prod`) or
+    the chart's folder, as the user would write them."""
+
+    def __init__(self, members: dict[str, frozenset[str]] | None = None, charts: bool = True) -> None:
+        self._members = members or {}  # absolute file -> names of the kustomize units it is in
+        self._charts = charts
+        self._memo: dict[str, frozenset[str]] = {}
+
+    def of(self, file: str) -> frozenset[str]:
+        """The units of the file at this absolute path (none: the path rule decides for it)."""
+        found = self._memo.get(file)
+        if found is None:
+            found = self._members.get(file, NO_UNITS)
+            chart = _chart_of(os.path.dirname(file), inputs.cwd()) if self._charts and os.path.isabs(file) else None
+            if chart is not None:
+                found = found | {_display(chart)}
+            if len(self._memo) > 50_000:  # one entry per file asked: a big tree's are let go
+                self._memo.clear()
+            self._memo[file] = found
+        return found
+
+    def __bool__(self) -> bool:
+        return bool(self._members) or self._charts
+
+    def digest(self) -> str:
+        """What the units are, for the key of kept results: a file moved into an overlay is judged anew."""
+        hashed = hashlib.sha256()
+        for file, names in sorted(self._members.items()):
+            hashed.update(f"{file}\0{sorted(names)}\0".encode())
+        return hashed.hexdigest()[:16]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_members": self._members, "_charts": self._charts, "_memo": {}}
+
+
+def find_units(files: Iterable[str]) -> Units:
+    """The kustomize units of the run's files (kustomizations among them, or beside or above a named
+    one), each traced through its local resources, bases and components."""
+    found = kustomizations([f for f in files if f != inputs.STDIN])
+    if not found:
+        return Units()
+    graph: dict[str, tuple[list[str], list[str]]] = {}  # kustomization -> (kustomizations it lists, files it lists)
+    todo = [os.path.abspath(k) for k in found]
+    while todo and len(graph) < MOST_KUSTOMIZATIONS:
+        path = todo.pop()
+        if path in graph:
+            continue
+        children, listed_files = _references(path)
+        graph[path] = (children, listed_files)
+        todo.extend(c for c in children if c not in graph)
+    listed = {child for children, _ in graph.values() for child in children}
+    members: dict[str, set[str]] = {}
+    for root in sorted(os.path.abspath(k) for k in found):
+        if root in listed:
+            continue
+        name = _display(os.path.dirname(root))
+        for file in _closure(root, graph):
+            members.setdefault(file, set()).add(name)
+    return Units({file: frozenset(names) for file, names in members.items()})
+
+
+def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterator[str]:
+    seen = {root}
+    todo = [root]
+    while todo:
+        path = todo.pop()
+        yield path
+        children, listed_files = graph.get(path, ([], []))
+        yield from listed_files
+        for child in children:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+
+
+def _references(kustomization: str) -> tuple[list[str], list[str]]:
+    """The kustomizations (folders with one) and the files a kustomization lists, as absolute paths; its
+    patches are members too (pieces of its objects)."""
+    data, patches = read_kustomization(kustomization)
+    base = os.path.dirname(kustomization)
+    children: list[str] = []
+    members = [os.path.normpath(os.path.join(base, p)) for p in patches]
+    for key in REFERENCE_KEYS:
+        entries = data.get(key)
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, str) or _remote(entry):
+                continue
+            target = os.path.normpath(os.path.join(base, entry))
+            if os.path.isdir(target):
+                child = next((os.path.join(target, n) for n in KUSTOMIZATION_NAMES if os.path.isfile(os.path.join(target, n))), None)
+                if child is not None:
+                    children.append(child)
+            else:
+                members.append(target)
+    return children, members
+
+
+def _remote(entry: str) -> bool:
+    """A base kustomize would fetch (a URL, `github.com/…`, `git@…`): never read."""
+    return "://" in entry or entry.startswith(("github.com/", "git@", "gitlab.com/", "bitbucket.org/")) or "?ref=" in entry
+
+
+@lru_cache(maxsize=4096)
+def _chart_of(directory: str, cwd: str) -> str | None:
+    """The chart folder this folder is in (a `Chart.yaml` here or above, up to the working folder)."""
+    while True:
+        if os.path.isfile(os.path.join(directory, CHART_FILE)):
+            return directory
+        parent = os.path.dirname(directory)
+        if directory in (parent, cwd) or not directory.startswith(cwd + os.sep):
+            return None
+        directory = parent
+
+
+def _display(folder: str) -> str:
+    relative = os.path.relpath(folder, inputs.cwd())
+    return folder if relative.startswith("..") else relative
