@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.options import MeshOptions
 
 if TYPE_CHECKING:
+    from meshlint.findings import Finding, Position
     from meshlint.mesh.context import MeshContext
 
 # What `meshlint check --fix` can do about a rule's findings (the rule's doc says when, under `## Fix
@@ -36,6 +37,7 @@ SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
 Subject = TypeVar("Subject")
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
+Combine = Callable[[Sequence["Finding"], Callable[[str], list[str]], Callable[["Position"], Any]], list["Issue | Finding"]]
 
 
 class RuleContext(NamedTuple):
@@ -62,6 +64,9 @@ class Rule:
     # False: an opt-in rule, run only when a `select`/`extend-select` entry names it (code, name,
     # prefix or ALL), never by default (a finding most repositories should not get unasked).
     default_enabled: Final[bool]
+    # A rule whose findings are said once per group, at the end of the run: given them all (with the
+    # deployment units of a file and the mesh-wide source written at a place), what to say instead.
+    combine: Combine | None = None
 
     def __init__(
         self,

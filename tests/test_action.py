@@ -74,8 +74,8 @@ def test_gate_passes_meshlints_exit_code_through(workspace, paths, fail_on, code
     assert output == f"exit-code={code}\n"
     if code != 2:
         sarif = json.loads((workspace / "out.sarif").read_text())
-        assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["ML101"]
-        assert checked.stdout.startswith("::warning file=manifests/web.yaml,line=6,col=5,title=ML101 startup-race::")
+        assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["ML100"]
+        assert checked.stdout.startswith("::warning file=manifests/web.yaml,line=6,col=5,title=ML100 startup-race-mesh-wide::")
     gate = run_step("Gate on meshlint's exit code", {"MESHLINT_EXIT": str(code)}, workspace)
     assert gate.returncode == code
 
@@ -84,9 +84,10 @@ def test_multi_line_paths_are_all_linted(workspace):
     checked, output = lint_step(workspace, "manifests/\nplatform\n\n", "warning", args="--istio-version 1.26\n--kubernetes-version 1.30\n")
     assert output == "exit-code=1\n"
     annotated = [line.split(",")[0] for line in checked.stdout.splitlines()]
-    assert annotated == ["::warning file=manifests/web.yaml", "::warning file=platform/api.yaml"]
-    results = json.loads((workspace / "out.sarif").read_text())["runs"][0]["results"]
-    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == ["manifests/web.yaml", "platform/api.yaml"]
+    assert annotated == ["::warning file=manifests/web.yaml"]  # one mesh-wide startup race for both paths' workloads
+    [result] = json.loads((workspace / "out.sarif").read_text())["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "manifests/web.yaml"
+    assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in result["relatedLocations"]] == ["platform/api.yaml"]
 
 
 def test_fail_on_comes_from_the_config_unless_given(workspace):

@@ -12,12 +12,15 @@ from click.testing import CliRunner
 from helpers import ROOT
 from meshlint.cli import main
 
+# The baseline keeps findings one by one: each workload's mesh-wide startup race is its own here.
+PER_WORKLOAD = "rules:\n  ML100: {group: false}\n"
 RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"
 
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / ".meshlint.yaml").write_text(PER_WORKLOAD)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -38,7 +41,7 @@ def test_baseline_round_trip(repo):
 
     # A new hazard: only it is reported, and it fails the gate.
     (repo / "examples" / "apps" / "web.yaml").write_text(RACE)
-    alone = json.loads(invoke("check", "examples/apps/web.yaml", "--mesh-config", "examples/platform/namespaces.yaml", "--format", "json").stdout)
+    alone = json.loads(invoke("check", "examples/apps/web.yaml", "--mesh-config", "examples/platform/namespaces.yaml", "--mesh-config", "examples/platform/istio-operator.yaml", "--format", "json").stdout)
     new = invoke("check", "examples", "--baseline", "baseline.json", "--format", "json")
     assert new.exit_code == 1
     report = json.loads(new.stdout)
@@ -131,10 +134,11 @@ def found(report):
 
 @pytest.fixture
 def adopted(tmp_path, monkeypatch):
-    """A git repository whose one finding (ML101 in apps/web.yaml) is baselined and committed."""
+    """A git repository whose one finding (ML100 in apps/web.yaml) is baselined and committed."""
     from helpers import git
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / ".meshlint.yaml").write_text(PER_WORKLOAD)
     (tmp_path / "apps").mkdir()
     (tmp_path / "apps" / "web.yaml").write_text(MESHED_RACE)
     git(tmp_path, "init", "-q")
@@ -175,15 +179,15 @@ def test_a_resource_moved_out_of_a_file_that_stays_keeps_its_baselined_finding(a
 def test_a_copy_is_new_and_a_moved_finding_is_matched_once(adopted):
     (adopted / "apps" / "copy.yaml").write_text(MESHED_RACE)  # the original stays: the copy's finding is new
     code, report, _ = lint_json("apps", "--baseline", "baseline.json")
-    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML101", 6)], 1)
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML100", 6)], 1)
     (adopted / "apps" / "web.yaml").rename(adopted / "apps" / "a.yaml")  # renamed, and copied once more
     code, report, _ = lint_json("apps", "--baseline", "baseline.json")
-    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML101", 6)], 1)
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/copy.yaml", "ML100", 6)], 1)
 
 
 def test_another_resource_in_the_renamed_file_is_new(adopted):
     (adopted / "apps" / "web.yaml").rename(adopted / "apps" / "frontend.yaml")
     (adopted / "apps" / "frontend.yaml").write_text(MESHED_RACE.replace("name: web,", "name: shop-web,"))
     code, report, _ = lint_json("apps", "--baseline", "baseline.json")
-    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/frontend.yaml", "ML101", 6)], 0)
+    assert (code, found(report), report["summary"]["baselined"]) == (1, [("apps/frontend.yaml", "ML100", 6)], 0)
     assert [e["path"] for e in report["summary"]["stale_baseline"]] == ["apps/web.yaml"]

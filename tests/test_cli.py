@@ -40,8 +40,9 @@ def invoke(*args, input=None):
 
 
 RACE_TEXT = (
-    "race.yaml:7:5: warning ML101 [*] startup-race: Deployment web can start before its istio-proxy sidecar is ready: "
-    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
+    "race.yaml:7:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: "
+    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); nothing shows a call out at "
+    "startup that needs the hold on this workload alone: set it mesh-wide\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
     "or run native sidecars: the pod annotation sidecar.istio.io/nativeSidecar: \"true\" (Istio 1.24+, Kubernetes 1.29+), "
     "or Istio 1.27+ with every node on Kubernetes 1.33+, which turns them on by default (pass --istio-version and --kubernetes-version so meshlint can tell)\n"
@@ -65,19 +66,20 @@ def test_text_report_and_exit_code_1(project):
 
 def test_text_groups_by_file_with_caret_under_the_column_and_statistics(project):
     (project / "two.yaml").write_text(RACE.replace("name: web", "name: one") + "---\n" + RACE.replace("name: web", "name: two").replace("      labels: {app: web, sidecar.istio.io/inject: \"true\"}", "\tlabels: {app: web, sidecar.istio.io/inject: \"true\"}"))
-    result = invoke("check", "two.yaml", "race.yaml", "--statistics", "--select", "ML101,ML001")
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding for each workload
+    result = invoke("check", "two.yaml", "race.yaml", "--statistics", "--select", "ML100,ML001")
     blocks = result.output.split("\n\n")
     assert [b.splitlines()[0].split(": ")[0] for b in blocks[:-2]] == ["race.yaml:7:5", "two.yaml:7:5", "two.yaml:21:1"]
     tab_block = blocks[2].splitlines()  # the tab is shown as one space, so the caret stays under column 1
     assert tab_block[1:3] == ["  21 |  labels: {app: web, sidecar.istio.io/inject: \"true\"}", "     | ^"]
-    assert blocks[-2] == "findings per rule:\n  2  ML101  startup-race       (2 warning)\n  1  ML001  yaml-syntax-error  (1 error)"
+    assert blocks[-2] == "findings per rule:\n  2  ML100  startup-race-mesh-wide  (2 warning)\n  1  ML001  yaml-syntax-error       (1 error)"
     assert result.exit_code == 1
 
 
 def test_statistics_go_to_stderr_for_machine_formats(project):
     result = CliRunner().invoke(main, ["check", "race.yaml", "--format", "json", "--statistics"])
     assert json.loads(result.stdout)["summary"]["findings"]["warning"] == 1
-    assert result.stderr == "findings per rule:\n  1  ML101  startup-race  (1 warning)\n"
+    assert result.stderr == "findings per rule:\n  1  ML100  startup-race-mesh-wide  (1 warning)\n"
 
 
 def test_quiet_prints_only_the_findings(project):
@@ -90,7 +92,7 @@ def test_quiet_prints_only_the_findings(project):
 def test_quiet_keeps_the_statistics_when_asked_for(project):
     result = invoke("check", "race.yaml", "-q", "--statistics")
     findings = invoke("check", "race.yaml", "-q").output
-    assert result.output == findings + "findings per rule:\n  1  ML101  startup-race  (1 warning)\n"
+    assert result.output == findings + "findings per rule:\n  1  ML100  startup-race-mesh-wide  (1 warning)\n"
     assert invoke("check", "clean.yaml", "-q", "--statistics").output == ""
 
 
@@ -114,7 +116,7 @@ def test_missing_path_is_exit_2_with_one_line(project):
 def test_stdin(project):
     result = invoke("check", "-", input=RACE)
     assert result.exit_code == 1
-    assert result.output.startswith("<stdin>:7:5: warning ML101 startup-race:")  # no [*]: --fix never writes stdin
+    assert result.output.startswith("<stdin>:7:5: warning ML100 startup-race-mesh-wide:")  # no [*]: --fix never writes stdin
 
 
 def test_json_report(project):
@@ -125,17 +127,17 @@ def test_json_report(project):
         "version": 1,
         "findings": [
             {
-                "code": "ML101",
-                "name": "startup-race",
+                "code": "ML100",
+                "name": "startup-race-mesh-wide",
                 "severity": "warning",
                 "path": "race.yaml",
                 "line": 7,
                 "column": 5,
-                "message": head.split("startup-race: ", 1)[1],
+                "message": head.split("startup-race-mesh-wide: ", 1)[1],
                 "help": help_line.split("help: ", 1)[1],
                 "resource": {"kind": "Deployment", "name": "web", "namespace": ""},
                 "related": [],
-                "fingerprint": fingerprint("race.yaml", ResourceId("Deployment", "web", ""), "ML101", "spec.template.metadata", 0),
+                "fingerprint": fingerprint("race.yaml", ResourceId("Deployment", "web", ""), "ML100", "spec.template.metadata", 0),
                 "fix": {
                     "message": "add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'",
                     "applicability": "safe",
@@ -165,35 +167,35 @@ def test_sarif_is_valid_and_stable(project):
     run = log["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]][:2] == ["ML001", "ML002"]
     result = run["results"][0]
-    assert result["ruleId"] == "ML101" and result["level"] == "warning"
+    assert result["ruleId"] == "ML100" and result["level"] == "warning"
     assert result["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "race.yaml", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 7, "startColumn": 5}
     }
     assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": project.resolve().as_uri() + "/"}}
-    assert result["partialFingerprints"] == {"meshlintFinding/v2": fingerprint("race.yaml", ResourceId("Deployment", "web", ""), "ML101", "spec.template.metadata", 0)}
+    assert result["partialFingerprints"] == {"meshlintFinding/v2": fingerprint("race.yaml", ResourceId("Deployment", "web", ""), "ML100", "spec.template.metadata", 0)}
 
 
 def test_github_annotations(project):
     line = invoke("check", "race.yaml", "--format", "github").output.splitlines()[0]
-    assert line.startswith("::warning file=race.yaml,line=7,col=5,title=ML101 startup-race::Deployment web can start")
+    assert line.startswith("::warning file=race.yaml,line=7,col=5,title=ML100 startup-race-mesh-wide::Deployment web can start")
 
 
 def test_output_file_and_report_on_stdout_only(project):
     result = invoke("check", ".", "--format", "json", "--output", "out.json")
     assert result.exit_code == 1 and result.output == ""
-    assert json.loads((project / "out.json").read_text())["findings"][0]["code"] == "ML101"
+    assert json.loads((project / "out.json").read_text())["findings"][0]["code"] == "ML100"
 
 
 def test_select_ignore_by_code_prefix_and_name(project):
     assert invoke("check", "race.yaml", "--select", "ML1").exit_code == 1
-    assert invoke("check", "race.yaml", "--ignore", "startup-race").exit_code == 0
+    assert invoke("check", "race.yaml", "--ignore", "startup-race-mesh-wide").exit_code == 0
     assert invoke("check", "race.yaml", "--select", "ML0").exit_code == 0
     result = invoke("check", "race.yaml", "--select", "ML999")
     assert (result.exit_code, result.output) == (2, "meshlint: error: --select: unknown rule selector 'ML999': not a rule code, code prefix or rule name\n")
 
 
 def test_config_file_found_upward_and_applied(project):
-    (project / ".meshlint.yaml").write_text("severity: {ML101: error}\nfail-on: error\n")
+    (project / ".meshlint.yaml").write_text("severity: {ML100: error}\nfail-on: error\n")
     sub = project / "sub"
     sub.mkdir()
     (sub / "race.yaml").write_text(RACE)
@@ -202,11 +204,11 @@ def test_config_file_found_upward_and_applied(project):
     os.chdir(sub)
     result = invoke("check", "race.yaml")
     assert result.exit_code == 1
-    assert "error ML101" in result.output
+    assert "error ML100" in result.output
 
 
 def test_pyproject_section(project):
-    (project / "pyproject.toml").write_text('[tool.meshlint]\nignore = ["ML101"]\n')
+    (project / "pyproject.toml").write_text('[tool.meshlint]\nignore = ["ML100"]\n')
     assert invoke("check", "race.yaml").exit_code == 0
 
 
@@ -229,17 +231,19 @@ def test_invalid_config_is_exit_2_naming_file_key_and_expectation(project, text,
     assert (result.exit_code, result.output) == (2, f"meshlint: error: {message}\n")
 
 
-def test_rule_option_require_evidence(project):
-    (project / ".meshlint.yaml").write_text("rules:\n  ML101: {require-evidence: true}\n")
-    assert invoke("check", "race.yaml").exit_code == 0
+def test_rule_option_group_false_says_the_mesh_wide_race_per_workload(project):
+    (project / "two.yaml").write_text(RACE.replace("name: web", "name: two"))
+    assert [line.split(" ")[0] for line in invoke("check", "race.yaml", "two.yaml", "--format", "concise").output.splitlines()] == ["race.yaml:7:5:"]
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")
+    assert [line.split(" ")[0] for line in invoke("check", "race.yaml", "two.yaml", "--format", "concise").output.splitlines()] == ["race.yaml:7:5:", "two.yaml:7:5:"]
 
 
 def test_suppressions_annotation_and_comment_are_counted(project):
-    annotated = RACE.replace("      labels: {app: web, sidecar.istio.io/inject: \"true\"}", "      labels: {app: web, sidecar.istio.io/inject: \"true\"}\n      annotations: {meshlint.io/ignore: 'ML101 -- pure static site'}")
+    annotated = RACE.replace("      labels: {app: web, sidecar.istio.io/inject: \"true\"}", "      labels: {app: web, sidecar.istio.io/inject: \"true\"}\n      annotations: {meshlint.io/ignore: 'ML100 -- pure static site'}")
     (project / "race.yaml").write_text(annotated)
     result = invoke("check", "race.yaml")
     assert result.exit_code == 0 and ", 1 suppressed," in result.output
-    commented = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-race -- no outbound calls\n    metadata:\n      labels")
+    commented = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-race-mesh-wide -- no outbound calls\n    metadata:\n      labels")
     (project / "race.yaml").write_text(commented)
     result = invoke("check", "race.yaml")
     assert result.exit_code == 0 and ", 1 suppressed," in result.output
@@ -337,7 +341,7 @@ def test_a_lost_worker_is_one_line_and_no_internal_error(project, monkeypatch):
 def test_python_dash_m_and_inputs_untouched(project):
     before = (project / "race.yaml").read_bytes()
     proc = subprocess.run([sys.executable, "-m", "meshlint", "check", "race.yaml"], capture_output=True, text=True, check=False)
-    assert proc.returncode == 1 and proc.stdout.startswith("race.yaml:7:5: warning ML101")
+    assert proc.returncode == 1 and proc.stdout.startswith("race.yaml:7:5: warning ML100")
     assert (project / "race.yaml").read_bytes() == before
 
 
@@ -349,7 +353,7 @@ def test_directory_walk_skips_hidden_and_excluded_and_survives_loops(project):
     (project / "loop").symlink_to(project)
     (project / ".meshlint.yaml").write_text('exclude: ["charts/**"]\n')
     result = invoke("check", ".")
-    assert [line.split(":")[0] for line in result.output.splitlines() if "ML101" in line] == ["race.yaml"]
+    assert [line.split(":")[0] for line in result.output.splitlines() if "ML100" in line] == ["race.yaml"]
 
 
 def test_readme_example_output_is_what_meshlint_prints(monkeypatch):
@@ -376,7 +380,7 @@ def test_a_mesh_context_file_that_does_not_parse_is_reported_not_dropped(project
     result = invoke("check", "race.yaml", "--format", "json")
     found = [(f["path"], f["line"], f["code"]) for f in json.loads(result.output)["findings"]]
     # The unclosed mapping is found where the string ends, one line past its last.
-    assert found == [("platform/istio.yaml", 7, "ML001"), ("platform/values.yaml", 3, "ML001"), ("race.yaml", 7, "ML101")]
+    assert found == [("platform/istio.yaml", 7, "ML001"), ("platform/values.yaml", 3, "ML001"), ("race.yaml", 7, "ML100")]
     assert json.loads(result.output)["findings"][0]["message"].startswith("data.mesh of ConfigMap istio does not parse")
 
 
@@ -451,10 +455,11 @@ spec:
 
 
 def test_rendered_streams_keep_the_file_each_object_came_from(project):
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding for each object
     result = invoke("check", "-", "--stdin-filename", "rendered.yaml", "--format", "json", input=RENDERED)
     assert [(f["path"], f["line"], f["code"], f.get("source")) for f in json.loads(result.stdout)["findings"]] == [
-        ("rendered.yaml", 9, "ML101", "web/templates/deployment.yaml"),
-        ("rendered.yaml", 21, "ML101", "base/api.yaml"),
+        ("rendered.yaml", 9, "ML100", "web/templates/deployment.yaml"),
+        ("rendered.yaml", 21, "ML100", "base/api.yaml"),
     ]
     text = invoke("check", "-", "--stdin-filename", "rendered.yaml", input=RENDERED).stdout
     assert "    |     ^\n  source: web/templates/deployment.yaml\n  help: " in text
@@ -493,7 +498,7 @@ class _CountingOut:
 @pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github", "gitlab", "junit"])
 def test_a_report_on_stdout_is_flushed_once_not_once_a_finding(tmp_path, monkeypatch, fmt):
     from meshlint.checking import _write_reports
-    from meshlint.config import Config
+    from meshlint.config import load_config
     from meshlint.engine.run import run
     from meshlint.registry import load_rules
     from meshlint.report import chunks
@@ -501,7 +506,8 @@ def test_a_report_on_stdout_is_flushed_once_not_once_a_finding(tmp_path, monkeyp
     for n in range(30):
         (tmp_path / f"race{n}.yaml").write_text(RACE.replace("name: web", f"name: web{n}"))
     monkeypatch.chdir(tmp_path)
-    report = run(["."], Config(), load_rules(), jobs=1)
+    (tmp_path / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding for each workload
+    report = run(["."], load_config(str(tmp_path / ".meshlint.yaml")), load_rules(), jobs=1)
     assert len(report.findings) == 30
     out = _CountingOut()
     monkeypatch.setattr(sys, "stdout", out)

@@ -42,7 +42,7 @@ def test_one_file_that_fails_to_check_is_one_line_and_the_others_are_reported(tr
     result, out = report(tree, "--jobs", "1")
     assert result.stderr == f"meshlint: {tree / 'bad.yaml'}: skipped: {ERROR}\n"
     alone, _ = report_of(tree / "good.yaml")
-    assert out["findings"] == alone["findings"] and {f["code"] for f in out["findings"]} == {"ML101", "ML201"}
+    assert out["findings"] == alone["findings"] and {f["code"] for f in out["findings"]} == {"ML100", "ML201"}
     assert out["summary"]["files"] == 2
     assert result.exit_code == 1  # good.yaml's findings
 

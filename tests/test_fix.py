@@ -18,8 +18,8 @@ from meshlint.cli import main
 
 FIXTURES = TESTDATA / "fix"
 SARIF_SCHEMA = ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json"
-RACE = (FIXTURES / "ML101" / "new_annotations.yaml").read_bytes()
-RACE_FIXED = (FIXTURES / "ML101" / "new_annotations.fixed.yaml").read_bytes()
+RACE = (FIXTURES / "ML100" / "new_annotations.yaml").read_bytes()
+RACE_FIXED = (FIXTURES / "ML100" / "new_annotations.fixed.yaml").read_bytes()
 
 
 @pytest.fixture
@@ -116,13 +116,13 @@ def test_stdin_is_never_written(project):
     assert (project / "race.yaml").read_bytes() == RACE
     assert result.exit_code == 1
     assert "meshlint: 1 fixable finding is in stdin, files not given or files with a syntax error, which --fix never writes\n" in result.stderr
-    assert "race.yaml:10:5: warning ML101 startup-race:" in result.stdout  # not marked: --fix would not make it
+    assert "race.yaml:10:5: warning ML100 startup-race-mesh-wide:" in result.stdout  # not marked: --fix would not make it
 
 
 def test_a_fix_that_fix_cannot_make_stays_in_json_but_is_not_counted_as_fixable(project):
     result = invoke("check", "-", "--format", "json", "--stdin-filename", "race.yaml", input=RACE.decode())
     report = json.loads(result.stdout)
-    assert [(f["code"], f["fix"]["applicability"]) for f in report["findings"]] == [("ML101", "safe")]  # for other tools
+    assert [(f["code"], f["fix"]["applicability"]) for f in report["findings"]] == [("ML100", "safe")]  # for other tools
     assert (report["summary"]["fixable"], report["summary"]["unsafe_fixable"]) == (0, 0)  # --fix never writes stdin
 
 
@@ -131,7 +131,7 @@ def test_a_file_with_a_syntax_error_is_never_written(project):
     (project / "broken.yaml").write_bytes(broken)
     result = invoke("check", "broken.yaml", "--fix")
     assert (project / "broken.yaml").read_bytes() == broken
-    assert "error ML001 yaml-syntax-error:" in result.stdout and "warning ML101 startup-race:" in result.stdout
+    assert "error ML001 yaml-syntax-error:" in result.stdout and "warning ML100 startup-race-mesh-wide:" in result.stdout
     assert "fixable with --fix" not in result.stdout  # neither marked nor counted until the file parses
     assert result.stderr == "meshlint: 1 fixable finding is in stdin, files not given or files with a syntax error, which --fix never writes\n"
 
@@ -139,14 +139,15 @@ def test_a_file_with_a_syntax_error_is_never_written(project):
 def test_a_file_with_a_syntax_error_offers_no_fix_even_when_ml001_is_not_selected(project):
     broken = RACE + b"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n"
     (project / "broken.yaml").write_bytes(broken)
-    result = invoke("check", "broken.yaml", "--select", "ML101")
-    assert "warning ML101 startup-race:" in result.stdout and "ML001" not in result.stdout
+    result = invoke("check", "broken.yaml", "--select", "ML100")
+    assert "warning ML100 startup-race-mesh-wide:" in result.stdout and "ML001" not in result.stdout
     assert "[*]" not in result.stdout and "fixable with --fix" not in result.stdout
 
 
 def test_files_read_for_context_are_never_written(project):
     """A named IstioOperator brings in the workload files it governs (§W2.6): checked, never fixed."""
     (project / ".git").mkdir()
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # the workload's own finding and fix
     (project / "istio.yaml").write_text(
         "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {name: cp}\n"
         "spec:\n  meshConfig:\n    defaultConfig:\n      terminationDrainDuration: 10s\n"
@@ -155,7 +156,7 @@ def test_files_read_for_context_are_never_written(project):
     (project / "apps" / "web.yaml").write_bytes(RACE)
     result = invoke("check", "istio.yaml", "--fix")
     assert "istio.yaml changed: also checking 1 file" in result.stderr
-    assert "ML101 startup-race" in result.stdout and "[*]" not in result.stdout  # reported; fixable once the file is named
+    assert "ML100 startup-race-mesh-wide" in result.stdout and "[*]" not in result.stdout  # reported; fixable once the file is named
     assert (project / "apps" / "web.yaml").read_bytes() == RACE
     assert "1 fixable finding is in stdin, files not given or files with a syntax error" in result.stderr
 
@@ -195,6 +196,7 @@ def test_a_fix_that_would_bring_a_new_finding_is_not_applied(project):
 
 def test_fix_with_a_baseline_fixes_only_what_is_reported(project):
     (project / ".git").mkdir()
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding, and its fix, for each workload
     (project / "old.yaml").write_bytes(RACE)
     assert invoke("check", "old.yaml", "--write-baseline", "baseline.json").exit_code == 0
     (project / "new.yaml").write_bytes(RACE.replace(b"name: orders", b"name: returns"))
@@ -236,6 +238,7 @@ def test_fix_in_worker_processes_sees_the_round_before(project):
     """A tree big enough for worker processes: every worker reads the fixes of the rounds before."""
     from meshlint.engine import parallel
 
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding, and its fix, for each workload
     for n in range(parallel.PARALLEL_FROM + 4):
         (project / f"app{n}.yaml").write_bytes(RACE.replace(b"name: orders", f"name: app{n}".encode()))
     result = invoke("check", ".", "--fix", "--jobs", "2")

@@ -23,8 +23,8 @@ from meshlint.engine.results import Report, Summary
 from meshlint.fix import files
 from meshlint.fix.rounds import Outcome
 
-RACE = (TESTDATA / "fix" / "ML101" / "new_annotations.yaml").read_bytes()
-RACE_FIXED = (TESTDATA / "fix" / "ML101" / "new_annotations.fixed.yaml").read_bytes()
+RACE = (TESTDATA / "fix" / "ML100" / "new_annotations.yaml").read_bytes()
+RACE_FIXED = (TESTDATA / "fix" / "ML100" / "new_annotations.fixed.yaml").read_bytes()
 EDITED = RACE.replace(b"namespace: shop", b"namespace: shop-2")
 
 
@@ -82,7 +82,7 @@ def test_a_failed_write_fails_the_run_even_when_no_finding_would(project, monkey
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
     result = invoke("check", "race.yaml", "--fix", "--fail-on", "error")
     assert result.exit_code == 1
-    assert "warning ML101 startup-race:" in result.stdout
+    assert "warning ML100 startup-race-mesh-wide:" in result.stdout
     assert result.stdout.endswith("1 file, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed, 0 fixed\n")
 
 
@@ -97,7 +97,7 @@ def test_a_read_only_folder_is_not_written(project):
     assert result.exit_code == 1
     assert result.stderr == refused("apps/race.yaml", "its folder is read-only")
     assert (project / "apps" / "race.yaml").read_bytes() == RACE
-    assert "warning ML101 startup-race:" in result.stdout
+    assert "warning ML100 startup-race-mesh-wide:" in result.stdout
 
 
 def test_a_file_changed_before_the_write_keeps_the_other_change_and_its_findings(project, monkeypatch):
@@ -174,7 +174,7 @@ def test_fix_never_writes_through_a_symbolic_link_out_of_the_named_paths(project
     assert result.exit_code == 1
     assert (project / "outside" / "race.yaml").read_bytes() == RACE
     assert result.stderr == "meshlint: tree/link.yaml: a symbolic link out of the named paths; --fix does not write through it\n"
-    assert "warning ML101 startup-race:" in result.stdout and "[*]" not in result.stdout
+    assert "warning ML100 startup-race-mesh-wide:" in result.stdout and "[*]" not in result.stdout
     assert invoke("check", named, "--diff").stdout == ""
 
 

@@ -49,7 +49,7 @@ def test_pod_template_and_containers_of_every_workload_kind(kind, api):
 def test_missing_hold_points_at_the_template_metadata(tmp_path, kind, api):
     text, line = wrap(kind, api)
     report = lint_text(tmp_path, text, MESHED)
-    assert [(f.code, f.line) for f in report.findings if f.code == "ML101"] == [("ML101", line)]
+    assert [(f.code, f.line) for f in report.findings if f.code == "ML100"] == [("ML100", line)]
 
 
 def test_non_workloads_have_no_pod_template():

@@ -100,7 +100,7 @@ def test_seconds_beyond_an_int64_are_no_grace_period_or_sleep(tmp_path):
         f"    spec:\n      terminationGracePeriodSeconds: {big}\n      containers:\n"
         f"        - {{name: app, image: app, lifecycle: {{preStop: {{sleep: {{seconds: {big}}}}}}}}}\n"
     )
-    assert [f[:4] for f in findings(lint_text(tmp_path, text))] == [("ML101", "warning", 6, 5)]
+    assert [f[:4] for f in findings(lint_text(tmp_path, text))] == [("ML100", "warning", 6, 5)]
 
 
 def test_a_yaml_integer_too_long_to_print_is_no_port(tmp_path):

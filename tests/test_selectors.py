@@ -33,8 +33,8 @@ def codes(settings):
 @pytest.mark.parametrize(
     "settings, expected",
     [
-        ({"select": ["ml10"]}, ["ML101", "ML102", "ML103", "ML104", "ML105", "ML106", "ML107", "ML108"]),
-        ({"select": "ML1", "ignore": ["Startup-Race", "ml102,ML103", "ML106", "tcp-probe-always-passes"]}, ["ML104", "ML105", "ML108"]),
+        ({"select": ["ml10"]}, ["ML100", "ML101", "ML102", "ML103", "ML104", "ML105", "ML106", "ML107", "ML108"]),
+        ({"select": "ML1", "ignore": ["Startup-Race", "ml102,ML103", "ML106", "tcp-probe-always-passes"]}, ["ML100", "ML104", "ML105", "ML108"]),
         ({"select": ["all"], "ignore": ["ML0", "ML1", "ML2", "ml3", "ML5", "ML6"]}, [f"ML40{n}" for n in range(1, 8)]),
         ({"select": ["ML00"], "extend-select": ["ml101", "job-never-completes"]}, [*(f"ML00{n}" for n in range(1, 10)), "ML101", "ML201"]),
         ({"ignore": ["ML1", "ML2", "ML3", "ML4", "ML5", "ML6"], "extend-ignore": ["ML00"]}, []),
@@ -89,9 +89,9 @@ def found(result):
 
 
 def test_selectors_on_the_command_line(project):
-    (project / ".meshlint.yaml").write_text("select: [ML1]\nignore: [ML101]\nextend-ignore: [ML102]\n")
+    (project / ".meshlint.yaml").write_text("select: [ML1]\nignore: [ML100]\nextend-ignore: [ML102]\n")
     assert found(invoke("check", "web.yaml", "--format", "concise")) == []
-    assert found(invoke("check", "web.yaml", "--format", "concise", "--ignore", "ML102")) == ["ML101"]  # --ignore replaces
+    assert found(invoke("check", "web.yaml", "--format", "concise", "--ignore", "ML102")) == ["ML100"]  # --ignore replaces
     assert found(invoke("check", "web.yaml", "--format", "concise", "--extend-select", "ml3")) == ["ML301", "ML302", "ML303"]
     assert found(invoke("check", "web.yaml", "--format", "concise", "--select", "ALL", "--extend-ignore", "ML3")) == []
     result = invoke("check", "web.yaml", "--extend-select", "ML9")
@@ -99,21 +99,21 @@ def test_selectors_on_the_command_line(project):
 
 
 def test_suppressions_in_any_case_and_unknown_entries_are_noted(project):
-    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-RACE,ML9O1 -- typo in the code\n    metadata:\n      labels")
+    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=startup-RACE-mesh-wide,ML9O1 -- typo in the code\n    metadata:\n      labels")
     text = text.replace("  name: web\n", "  name: web\n  annotations: {meshlint.io/ignore: 'ml303, prestop-too-long'}\n")
     (project / "web.yaml").write_text(text)
-    result = invoke("check", "web.yaml", "--select", "ML101,ML303")
+    result = invoke("check", "web.yaml", "--select", "ML100,ML303")
     assert result.exit_code == 0
     assert result.stdout.endswith(" 2 suppressed, 0 skipped, 0 assumed meshed\n")
     assert result.stderr == (
         "meshlint: web.yaml:8: unknown rule 'ML9O1' in comment; `meshlint rules` lists codes and names\n"
         "meshlint: web.yaml:5: unknown rule 'prestop-too-long' in meshlint.io/ignore annotation; `meshlint rules` lists codes and names\n"
     )
-    assert invoke("check", "web.yaml", "-q", "--select", "ML101,ML303").stderr == ""
+    assert invoke("check", "web.yaml", "-q", "--select", "ML100,ML303").stderr == ""
 
 
 def test_report_unused_suppressions(project):
-    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=ML101,ML102,ML401 -- all three?\n    metadata:\n      labels")
+    text = RACE.replace("    metadata:\n      labels", "    # meshlint: disable=ML100,ML102,ML401 -- all three?\n    metadata:\n      labels")
     text = text.replace("      terminationGracePeriodSeconds: 4\n", "      # meshlint: disable=ML303\n      terminationGracePeriodSeconds: 4\n")
     (project / "web.yaml").write_text(text)
     assert invoke("check", "web.yaml", "--ignore", "ML303").stderr == ""  # only when asked

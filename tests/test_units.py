@@ -87,9 +87,9 @@ def test_a_linkerd_repository_with_one_istio_fixture_gets_no_istio_advice(tmp_pa
     monkeypatch.chdir(tmp_path)
     code, out, _ = check(".", "--format", "concise")
     assert (code, out) == (1, [
-        "test/fixtures/istio-injected.yaml:3:1: warning ML101 startup-race: Pod injected can start before its istio-proxy sidecar is ready: "
+        "test/fixtures/istio-injected.yaml:3:1: warning ML100 startup-race-mesh-wide: Pod injected can start before its istio-proxy sidecar is ready: "
         "classic sidecar (injected istio-proxy, test/fixtures/istio-injected.yaml:9), holdApplicationUntilProxyStarts is false "
-        "(test/fixtures/istio-injected.yaml:9)"
+        "(test/fixtures/istio-injected.yaml:9); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide"
     ])
 
 
@@ -254,3 +254,50 @@ def test_a_kustomization_that_does_not_parse_makes_no_unit_and_no_error(tmp_path
     write_tree(tmp_path, {"k/kustomization.yaml": "resources: [a.yaml\n", "k/a.yaml": ""})
     monkeypatch.chdir(tmp_path)
     assert find_units(["k/kustomization.yaml", "k/a.yaml"]).of(os.path.abspath("k/a.yaml")) == frozenset()
+
+
+def test_an_istio_key_an_overlay_patches_in_is_a_sign_for_its_unit(tmp_path, monkeypatch):
+    """StatCan/aaw-argocd-manifests `profiles-argocd-system/template/gitea/*/kustomization.yaml` add
+    `traffic.sidecar.istio.io/*` annotations through inline patches: their workloads are Istio's."""
+    write_tree(tmp_path, {
+        "gitea/base/deploy.yaml": deployment("gitea"),
+        "gitea/overlays/prod/kustomization.yaml": (
+            "resources: [../../base/deploy.yaml]\npatchesJson6902:\n  - target: {kind: Deployment, name: gitea}\n    patch: |-\n"
+            "      - op: add\n        path: /spec/template/metadata/annotations/traffic.sidecar.istio.io~1excludeOutboundPorts\n        value: \"22\"\n"
+        ),
+        "blog/deploy.yaml": deployment("blog"),
+    })
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = check(".", "--format", "concise")
+    assert (code, out) == (1, [startup_race("gitea/base/deploy.yaml", "gitea")])
+    _, text, _ = check(".")
+    assert "1 assumed meshed (Istio shown by traffic.sidecar.istio.io/excludeOutboundPorts in a Kustomization, gitea/overlays/prod/kustomization.yaml:6)" in text[-1]
+
+
+def test_the_values_files_of_a_kustomization_helm_chart_are_in_its_unit(tmp_path, monkeypatch):
+    write_tree(tmp_path, {
+        "istio/kustomization.yaml": "helmCharts:\n  - {name: istiod, valuesFile: values/istiod.yaml, additionalValuesFiles: [values/extra.yaml]}\n",
+        "istio/values/istiod.yaml": "",
+        "istio/values/extra.yaml": "",
+    })
+    monkeypatch.chdir(tmp_path)
+    units = find_units(["istio/kustomization.yaml", "istio/values/istiod.yaml", "istio/values/extra.yaml"])
+    assert [sorted(units.of(os.path.abspath(p))) for p in ("istio/values/istiod.yaml", "istio/values/extra.yaml")] == [["istio"], ["istio"]]
+
+
+def test_a_namespace_defined_in_another_unit_still_decides_injection(tmp_path, monkeypatch):
+    """mojaloop/iac-modules: one Argo application applies `zitadel-pre/namespaces.yaml` (no injection label)
+    and another the Job in that namespace. A Namespace is the cluster's: the Job is not meshed, whichever
+    unit defines it (it was assumed meshed, with false ML101 and ML201, while Namespaces were per unit)."""
+    write_tree(tmp_path, {
+        "pre/kustomization.yaml": "resources: [namespaces.yaml]\n",
+        "pre/namespaces.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: zitadel}\n",
+        "app/kustomization.yaml": "resources: [job.yaml, gateway.yaml]\n",
+        "app/gateway.yaml": "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: zitadel}\n",
+        "app/job.yaml": (
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: cert, namespace: zitadel}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers:\n        - name: cert\n          image: cert\n          command: [sh, -c, 'curl -sf http://config/seed']\n"
+        ),
+    })
+    monkeypatch.chdir(tmp_path)
+    assert check(".", "--format", "concise")[:2] == (0, [])

@@ -117,8 +117,9 @@ def test_a_file_over_the_size_limit_is_reported_and_the_others_checked(tmp_path)
     result = meshlint("--max-file-size", "2K", "--format", "concise", ".", cwd=tmp_path)
     assert result.stderr == "meshlint: big.yaml: skipped: larger than the max-file-size limit of 2K\n"
     assert result.stdout == (
-        "a.yaml:6:5: warning ML101 [*] startup-race: Deployment web can start before its istio-proxy sidecar is ready (injection assumed: "
-        "namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)\n"
+        "a.yaml:6:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready (injection assumed: "
+        "namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)"
+        "; nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
     )
     assert result.returncode == 1
 
@@ -202,6 +203,7 @@ def test_a_tree_of_every_reproducer_keeps_the_good_manifest_and_names_each_bad_f
     loop, a FIFO, a file over the size limit. The good manifest's findings come out whole, each file
     that cannot be read is named on one line, and the run ends (the subprocess timeout)."""
     huge = "9" * 5000
+    (tmp_path / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # each workload's findings whole, on its own
     (tmp_path / "huge-port.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: huge}\nspec:\n  template:\n    metadata:\n"
         f"      annotations: {{sidecar.istio.io/inject: \"true\", traffic.sidecar.istio.io/excludeInboundPorts: \"{huge}\", "
@@ -224,7 +226,7 @@ def test_a_tree_of_every_reproducer_keeps_the_good_manifest_and_names_each_bad_f
     result = meshlint("--max-file-size", "1M", "--format", "concise", "--fail-on-skipped", ".", cwd=tmp_path)
     good = [line for line in result.stdout.splitlines() if line.startswith("good.yaml:")]
     assert good == [
-        "good.yaml:6:5: warning ML101 [*] startup-race: Job good can start before its istio-proxy sidecar is ready (injection assumed: "
+        "good.yaml:6:5: warning ML100 [*] startup-race-mesh-wide: Job good can start before its istio-proxy sidecar is ready (injection assumed: "
         "namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)",
         "good.yaml:6:5: error ML201 job-never-completes: Job good never completes (injection assumed: namespace unknown): its classic "
         "istio-proxy sidecar keeps running after container 'app' exits, because nothing POSTs to localhost:15020/quitquitquit",

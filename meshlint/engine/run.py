@@ -28,7 +28,7 @@ from meshlint.engine.filecheck import check_file, contained, finding, internal_e
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding
+from meshlint.findings import Finding, Issue, Position
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
@@ -48,6 +48,7 @@ from meshlint.source.loader import (
     each_chunk,
     load_chunks,
     load_file,
+    newline_of,
 )
 from meshlint.source.units import find_units
 from meshlint.suppressions import comment_suppression
@@ -271,6 +272,7 @@ def _run(
             cache.put(result.cache_key, result)
     if cache is not None:
         cache.save()
+    report.findings = _combined(plan, report.findings)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.broken = frozenset(unparsed)
@@ -585,28 +587,92 @@ def _check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
 
 def _check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
     """Rules about the run as a whole, once every file is checked; their findings land in the mesh-wide
-    sources, which may be files of any process or mesh.context files, so their lines are read here.
-    Each finding is the rule's and severity of the config that governs the file it lands in."""
+    sources, which may be files of any process or mesh.context files, so their lines are read here."""
     findings: list[Finding] = []
-    lines: dict[str, list[str]] = {}
+    lines: dict[str, tuple[list[str], str]] = {}
     top = plan.governing.top
     for rule in plan.governing.rules():
-        if RUN not in rule.scopes:
-            continue
-        for issue in rule.check(subject, (top.contexts.get(rule.code) or _any_context(plan, rule))):
-            path = issue.position.path
-            governed = plan.of(path) if path != plan.stdin_name else top
-            if rule.code not in governed.severities:
-                continue  # the config of that file leaves the rule out
-            if path not in lines:
-                try:
-                    lines[path] = decode(inputs.read(path))[0].splitlines() if path != plan.stdin_name else []
-                except OSError:
-                    lines[path] = []
-            if comment_suppression(lines[path], issue.position, rule) is not None:
-                continue
-            findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines[path], issue.position.line)))
+        if RUN in rule.scopes:
+            findings.extend(_said(plan, rule, rule.check(subject, (top.contexts.get(rule.code) or _any_context(plan, rule))), lines))
     return fingerprinted(findings, plan.root)
+
+
+def _said(plan: Plan, rule: Rule, issues: Iterable[Issue], read: dict[str, tuple[list[str], str]]) -> list[Finding]:
+    """Issues said once for the run, as findings: each the rule's and severity of the config that
+    governs the file it lands in, unless a comment there suppresses it. `read`: each file's lines and
+    line break, as far as read."""
+    findings = []
+    top = plan.governing.top
+    for issue in issues:
+        path = issue.position.path
+        governed = plan.of(path) if path != plan.stdin_name else top
+        if rule.code not in governed.severities:
+            continue  # the config of that file leaves the rule out
+        if path not in read:
+            try:
+                text = decode(inputs.read(path))[0] if path != plan.stdin_name else ""
+            except OSError:
+                text = ""
+            read[path] = (text.splitlines(), newline_of(text))
+        lines, newline = read[path]
+        if comment_suppression(lines, issue.position, rule) is not None:
+            continue
+        # A fix writes new lines as its file ends its own.
+        findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines, issue.position.line), newline))
+    return findings
+
+
+def _combined(plan: Plan, findings: list[Finding]) -> list[Finding]:
+    """The findings of rules that say theirs once per group (ML100), grouped; the others as they are."""
+    combining = {r.code: r for r in plan.governing.rules() if r.combine is not None}
+    if not combining or not any(f.code in combining for f in findings):
+        return findings
+    kept: list[Finding] = []
+    grouped: dict[str, list[Finding]] = {}
+    for found in findings:
+        (grouped.setdefault(found.code, []) if found.code in combining else kept).append(found)
+    units = plan.mesh.units
+    sources = _SourcesAt(plan)
+    lines: dict[str, tuple[list[str], str]] = {}
+    for code, each in grouped.items():
+        rule = combining[code]
+        combine = rule.combine
+        # A file whose config says `group: false` keeps its findings one by one.
+        members = [f for f in each if _groups(plan, f, code)]
+        kept.extend(f for f in each if not _groups(plan, f, code))
+        if combine is None or not members:
+            continue
+        said = combine(members, lambda path: sorted(units.of(inputs.absolute(path))) if units and not path.startswith("<") else [], sources.at)
+        kept.extend(f for f in said if isinstance(f, Finding))  # a member kept as it was found
+        kept.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root))
+    kept.sort(key=_order)
+    return kept
+
+
+def _groups(plan: Plan, found: Finding, code: str) -> bool:
+    governed = plan.of(found.path) if found.path != plan.stdin_name else plan.governing.top
+    context = governed.contexts.get(code)
+    return context is None or context.options.get("group") is not False
+
+
+class _SourcesAt:
+    """The mesh-wide source written at a place of the run (a grouped finding's fix edits it)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.read: dict[str, list[MeshSource]] = {}
+
+    def at(self, position: Position) -> MeshSource | None:
+        path = position.path
+        if path not in self.read:
+            try:
+                loaded = load_file(path, path, inputs.read(path), input_file=False) if path != self.plan.stdin_name else None
+            except OSError:
+                loaded = None
+            found = [r for d in loaded.documents for r in resources_of(d)] if loaded is not None else []
+            self.read[path] = [s for s in map(_source, found) if s is not None]
+        before = [s for s in self.read[path] if s.resource.document.line <= position.line]
+        return before[-1] if before else None
 
 
 def _any_context(plan: Plan, rule: Rule) -> RuleContext:

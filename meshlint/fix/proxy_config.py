@@ -6,6 +6,7 @@ is quoted), and rename a misspelt field to the one it was meant to be.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from meshlint.fix import mapping
 from meshlint.fix import text as src
@@ -15,6 +16,9 @@ from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation
 from meshlint.schemas import fits
 from meshlint.source.document import Node
+
+if TYPE_CHECKING:
+    from meshlint.mesh.sources import MeshSource
 
 
 def set_field(annotation: ProxyConfigAnnotation, field: str, value: str) -> Change | None:
@@ -93,6 +97,13 @@ def inside(host: Node, change: Change | None) -> Change | None:
     if change is None or not (host.style == "|" or "\n" not in (host.text or "")):
         return None
     return change._replace(touched=change.touched | {(host.pos.line, host.pos.column)})
+
+
+def in_source(source: MeshSource, change: Change | None) -> Change | None:
+    """A change made in a mesh source's MeshConfig: an `istio` ConfigMap holds it as YAML text in `data.mesh`."""
+    if source.resource.kind != "ConfigMap":
+        return change
+    return inside(source.resource.root.path("data", "mesh"), change)
 
 
 def retype_field(body: Node, field: str, host: Node | None = None) -> tuple[Change, bool] | None:

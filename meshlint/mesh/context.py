@@ -187,6 +187,15 @@ class MeshSettings:
         return None
 
     @property
+    def istio_source(self) -> Position | None:
+        """Where the mesh-wide Istio source these settings come from is written: the one that sets the
+        proxies' defaults (defaultConfig, Helm global.proxy) first, else any that decides a field here;
+        None when every field is Istio's default. Where a mesh-wide hold would be set (ML100)."""
+        found = [(not k.startswith(("proxy.", "helm.proxy.")), _origin_key(v), v.origin) for k, v in self._resolved.items()
+                 if not k.startswith(LINKERD_FIELD_PREFIX) and v.origin is not None]
+        return min(found)[2] if found else None
+
+    @property
     def mesh_wide_hold(self) -> Setting[Any] | None:
         """holdApplicationUntilProxyStarts switched on for the whole mesh (defaultConfig or Helm)."""
         for setting in (self.default_config.get(HOLD), self.helm_proxy.get(HOLD)):
@@ -393,6 +402,9 @@ class MeshContext:
     def set_units(self, units: Units) -> None:
         """The run's deployment units, known once its files are: what they change is asked anew."""
         self.units = units
+        for sign in units.signs:
+            if sign.path not in self.signs:
+                self.signs[sign.path] = (Place.of(sign.path), Setting(f"{sign.key} in a Kustomization", Position(sign.path, sign.line, sign.column)))
         self._sign_memo.clear()
         self._sign_index = None
         self._claims_changed()
@@ -436,7 +448,9 @@ class MeshContext:
         """The Namespace object that decides for a workload at `place`: the nearest definition, or the
         agreeing rest of the run; definitions that disagree decide nothing."""
         units = self.units_of
-        found = [(ns, where) for ns, where in self.namespaces.get(name, ()) if units is None or visible(where, place, units)]
+        # A Namespace is the cluster's: a definition in any unit counts, and those never applied
+        # together (alternatives) decide nothing rather than conflict.
+        found = self.namespaces.get(name, [])
         if not found:
             return None, None
         if len(found) == 1:
@@ -447,7 +461,7 @@ class MeshContext:
             claim = Claim(Setting(_mesh_keys(namespace), _namespace_position(namespace)), where)
             by_claim[id(claim.setting)] = namespace
             claims.append(claim)
-        setting, conflict = resolve(f"Namespace {name}", claims, place, units)
+        setting, conflict = resolve(f"Namespace {name}", claims, place, units, everywhere=True)
         return (by_claim[id(setting)] if setting is not None else None), conflict
 
     def service_targets(self, template: PodTemplate) -> dict[int, list[Setting[str]]]:
@@ -609,7 +623,7 @@ class MeshContext:
         for name, found in self.namespaces.items():
             if any(where.file == absolute for _, where in found):
                 claims = [Claim(Setting(None, None), where) for _, where in found]
-                if any(c.place.file == absolute for c in considered(claims, place, self.units_of)[0]):
+                if any(c.place.file == absolute for c in considered(claims, place, self.units_of, everywhere=True)[0]):
                     names.add(name)
         for policy in self.peer_authentications:
             if policy.place.file == absolute:

@@ -113,7 +113,7 @@ def visible(source: Place, place: Place, units_of: UnitsOf | None) -> bool:
     return not theirs or bool(theirs & units_of(place.file))
 
 
-def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = None) -> tuple[list[Claim], bool]:
+def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = None, everywhere: bool = False) -> tuple[list[Claim], bool]:
     """The claims that decide a field at `place`: the nearest on its path, else the rest of those it may
     see (and whether they are elsewhere). Changing any of them can change what applies there."""
     nearest: list[Claim] = []
@@ -128,7 +128,7 @@ def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = Non
             nearest.append(claim)
     if nearest:
         return nearest, False
-    if units_of is None:
+    if units_of is None or everywhere:
         return claims, True
     # Off its path: its own units' sources first, then those in no unit; never another unit's.
     mine = units_of(place.file)
@@ -136,35 +136,49 @@ def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = Non
     return shared or [c for c in claims if not units_of(c.place.file)], True
 
 
-def resolve(field: str, claims: list[Claim], place: Place, units_of: UnitsOf | None = None) -> tuple[Setting[Any] | None, Conflict | None]:
+def resolve(
+    field: str, claims: list[Claim], place: Place, units_of: UnitsOf | None = None, everywhere: bool = False
+) -> tuple[Setting[Any] | None, Conflict | None]:
     """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
     that left it undecided, if any. Sources elsewhere that disagree but are never applied together
     (different units, or folders neither on the other's path) are alternatives: they decide nothing
-    there, and are no conflict."""
+    there, and are no conflict. `everywhere`: a fact of the cluster (a Namespace), which any unit's
+    definition gives, not only the workload's own units'."""
     if not claims:
         return None, None
-    deciding, elsewhere = considered(claims, place, units_of)
+    deciding, elsewhere = considered(claims, place, units_of, everywhere)
     if not deciding:
         return None, None
     if _agree(deciding):
         return _first(deciding).setting, None
-    if elsewhere and units_of is not None and _alternatives(deciding, units_of):
-        return None, None
+    if elsewhere and units_of is not None:
+        deciding = _clashing(deciding, units_of)
+        if not deciding:
+            return None, None  # alternatives, never applied together: no conflict
     return None, Conflict(field, tuple(sorted(deciding, key=_sort_key)), elsewhere=elsewhere)
 
 
-def _alternatives(claims: list[Claim], units_of: UnitsOf) -> bool:
-    """Is every pair of claims that disagree a pair never applied together: in no common unit, and in
-    folders neither of which holds the other (two vendored installs, two overlays of one app)?"""
-    values = [_comparable(c.setting.value) for c in claims]
+def _clashing(claims: list[Claim], units_of: UnitsOf) -> list[Claim]:
+    """The claims that disagree with one applied together with them (in a common unit, or one's folder
+    holding the other's), linked through any chain of such; those only ever applied apart from every
+    claim that disagrees with them (two vendored installs, two overlays of one app) are alternatives."""
+    group = list(range(len(claims)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
     for i, a in enumerate(claims):
         for j in range(i + 1, len(claims)):
-            if values[i] == values[j]:
-                continue
             b = claims[j]
             if units_of(a.place.file) & units_of(b.place.file) or distance(a.place, b.place) is not None or distance(b.place, a.place) is not None:
-                return False
-    return True
+                group[root(i)] = root(j)
+    values: dict[int, set[Any]] = {}
+    for i, claim in enumerate(claims):
+        values.setdefault(root(i), set()).add(_comparable(claim.setting.value))
+    return [c for i, c in enumerate(claims) if len(values[root(i)]) > 1]
 
 
 def _sort_key(claim: Claim) -> tuple[str, int, int]:

@@ -279,6 +279,11 @@ class WorkloadView:
         dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
         return [e for c in self.app_containers for e in self.commands(c).startup_calls]
 
+    @cached_property
+    def strong_evidence(self) -> list[Evidence]:
+        """The startup evidence that says the pod itself connects as it starts (wave-3 spec V2.1)."""
+        return [e for e in self.startup_evidence if e.strong]
+
     def evidence(self, container: Container) -> list[Evidence]:
         """Network use of one container (the same signs as the startup evidence)."""
         return self.commands(container).startup_calls

@@ -101,7 +101,7 @@ def _move(source: MeshSource, mesh: Node, key: str, name: str) -> Fix | None:
     sets the field to the same value, the ignored copy only goes. The hold is safe to move (it only
     makes pods wait for their proxy); a drain is not: it changes how every pod of the mesh shuts down,
     including pods outside this run."""
-    from meshlint.fix import mapping
+    from meshlint.fix import mapping, proxy_config
     from meshlint.fix.edits import SAFE, UNSAFE
 
     default = mesh.get("defaultConfig")
@@ -118,7 +118,7 @@ def _move(source: MeshSource, mesh: Node, key: str, name: str) -> Fix | None:
         content = mapping.lift(mesh, key)
         change = mapping.merged(mapping.add(default, content), mapping.remove(mesh, key)) if content is not None else None
     title = f"move meshConfig.{key} under meshConfig.defaultConfig"
-    return mapping.as_fix(title, mesh, _in_host(source, change), SAFE if name == HOLD else UNSAFE)
+    return mapping.as_fix(title, mesh, proxy_config.in_source(source, change), SAFE if name == HOLD else UNSAFE)
 
 
 def _rename(source: MeshSource, key: str, hint: str) -> Fix | None:
@@ -128,16 +128,7 @@ def _rename(source: MeshSource, key: str, hint: str) -> Fix | None:
     if default is None:
         return None
     change = proxy_config.rename_field(default, key, hint)
-    return mapping.as_fix(f"rename defaultConfig.{key} to {hint}", default, _in_host(source, change))
-
-
-def _in_host(source: MeshSource, change: Change | None) -> Change | None:
-    """An `istio` ConfigMap holds its MeshConfig as YAML text in `data.mesh`."""
-    from meshlint.fix import proxy_config
-
-    if source.resource.kind != "ConfigMap":
-        return change
-    return proxy_config.inside(source.resource.root.path("data", "mesh"), change)
+    return mapping.as_fix(f"rename defaultConfig.{key} to {hint}", default, proxy_config.in_source(source, change))
 
 
 RULE = check

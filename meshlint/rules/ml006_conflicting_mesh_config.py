@@ -4,9 +4,12 @@
 For each workload, meshlint takes every mesh-wide setting (the drain, the hold, native sidecars, the
 interception defaults, a Namespace's injection labels, a PeerAuthentication) from the nearest source on
 the workload's own path: the same file, then its folder, then each parent folder; when nothing on its
-path sets it, from the sources elsewhere in the run, provided they all agree. This rule reports each
-source of a field where that breaks down: two sources at the same distance that disagree, or sources
-elsewhere in the run that disagree. It names the field, the values and how many workloads are
+path sets it, from its own deployment units (a root kustomization and what it reaches, a Helm chart),
+else from the sources elsewhere in the run that lie in no unit, provided they all agree; another unit's
+never apply. This rule reports each source of a field where that breaks down: two sources at the same
+distance that disagree, or sources applied together (in one unit, or one's folder holding the other's)
+that disagree. Sources never applied together (sibling overlays, two vendored installs side by side)
+are alternatives, not a conflict: they decide nothing for a workload that sees both. It names the field, the values and how many workloads are
 affected. For those workloads meshlint uses none of them (the built-in default, or "not decided" for
 injection), never the one it happened to read last.
 

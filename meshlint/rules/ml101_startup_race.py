@@ -1,21 +1,23 @@
-"""The app can start before its Istio sidecar is ready: classic sidecar, no hold, no native sidecar.
+"""The app calls out as it starts, before its Istio sidecar is ready: classic sidecar, no hold.
 
 ## What it does
 For each workload that gets a classic (non-native) Istio sidecar (not gateways, whose proxy is the
-workload, nor Linkerd-meshed or ambient pods), checks that
-`holdApplicationUntilProxyStarts` is in effect (pod annotation, mesh `defaultConfig` or Helm
-`global.proxy`). Without it the finding is a warning; it is an error when the workload shows that it
-calls out before it serves, and the message lists that evidence with its lines: env values that are
-URLs, `host:port` or `*.svc` names of a peer (in the container, or from an `envFrom` ConfigMap in the
-inputs), env names such as `DATABASE_URL` or `REDIS_HOST` whose value is in a Secret, commands such
-as `migrate`, `flyway`, `wait-for`, `curl`, `nc`, `pip install`, and a co-located container that dials
-out at start (`cloud_sql_proxy`). Commands are read as the shell runs them: a comment, a file path, a
-listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a `{{ }}`
-placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being a Job is
-none by itself. Option `require-evidence: true` reports only workloads with evidence. A pod with
-interception mode `NONE` is left alone (ML403 reports it): without iptables its calls pass through
-the proxy only when the app sends them there itself (`HTTP_PROXY=127.0.0.1:15002`), and then it is
-reported.
+workload, nor Linkerd-meshed or ambient pods) without `holdApplicationUntilProxyStarts` in effect (pod
+annotation, mesh `defaultConfig` or Helm `global.proxy`), reports the workloads with strong evidence that
+they call out before they serve, as an error, and lists that evidence with its lines. Strong: its own
+command connects (`curl`, `wget`, `nc`, `psql`, `kubectl`, `wait-for`, `pip install`), runs a
+migration (`migrate`, `flyway`), or is given a peer's address to dial; a co-located container that
+dials out at start (`cloud_sql_proxy`); a database or broker connection string in env
+(`postgres://`, `jdbc:`, `redis://`, `mongodb://`, `amqp://`), or a data store's address or name
+(`DATABASE_URL`, `REDIS_HOST`) whose value is in a Secret. Weak: another peer's address in env (a URL,
+`host:port` or `*.svc` name), which an app may only dial per request. Workloads with weak or no
+evidence are said once, mesh-wide, by ML100. Commands are read as the shell runs them: a comment, a
+file path, a listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a
+`{{ }}` placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being
+a Job is none by itself. Option `require-evidence` is kept for old configurations: evidence is always
+required now. A pod with interception mode `NONE` is left alone (ML403 reports it): without iptables
+its calls pass through the proxy only when the app sends them there itself
+(`HTTP_PROXY=127.0.0.1:15002`), and then it is reported.
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -124,37 +126,42 @@ def native_hint(workload: WorkloadView) -> str:
         "require-evidence": {
             "type": "boolean",
             "default": False,
-            "description": "report only workloads with evidence of startup calls (network env values or commands)",
+            "description": "kept for old configurations: only workloads with strong evidence of startup calls are reported",
         }
     },
 )
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
-    if not workload.classic_sidecar or workload.hold.value:
-        return
-    if (workload.interception_mode.value == "NONE" or workload.agent_only) and workload.app_sends_to_proxy is None:
-        return  # no iptables (or grpc-agent's, which captures nothing): the app's calls pass through istio-proxy only if it sends them there
-    evidence = workload.startup_evidence
-    if not evidence and ctx.options.get("require-evidence"):
-        return
+    if not startup_race_applies(workload) or not workload.strong_evidence:
+        return  # no strong evidence: ML100 says it once for the mesh-wide source
+    evidence = sorted(workload.startup_evidence, key=lambda e: not e.strong)
     message = (
         f"{workload.template.title} can start before its istio-proxy sidecar is ready{workload.classification.assumed_note}: "
         f"classic sidecar ({workload.native.cited}), holdApplicationUntilProxyStarts is false ({workload.hold.where})"
     )
-    if evidence:
-        shown = [str(e) for e in evidence[:5]] + ([f"{len(evidence) - 5} more"] if len(evidence) > 5 else [])
-        message += "; it calls out at startup: " + listing(shown)
+    shown = [str(e) for e in evidence[:5]] + ([f"{len(evidence) - 5} more"] if len(evidence) > 5 else [])
+    message += "; it calls out at startup: " + listing(shown)
     yield Issue(
         workload.template.fix_position,
         message,
         f"{HOLD_HELP}, {native_hint(workload)}",
-        Severity.ERROR if evidence else None,
+        Severity.ERROR,
         related=origins(workload.hold),
-        fix=_hold_fix(workload),
+        fix=hold_fix(workload),
     )
 
 
-def _hold_fix(workload: WorkloadView) -> Fix | None:
+def startup_race_applies(workload: WorkloadView) -> bool:
+    """A classic Istio sidecar without the hold, whose traffic the proxy captures: the app can call out
+    before the proxy is ready (ML101 with strong evidence, ML100 without)."""
+    # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
+    if not workload.classic_sidecar or workload.hold.value:
+        return False
+    # No iptables (or grpc-agent's, which captures nothing): the app's calls pass through istio-proxy
+    # only if it sends them there.
+    return not ((workload.interception_mode.value == "NONE" or workload.agent_only) and workload.app_sends_to_proxy is None)
+
+
+def hold_fix(workload: WorkloadView) -> Fix | None:
     """Hold in the pod's own proxy.istio.io/config: merged into the annotation in its form, or a new
     annotation. Not for kube-inject output (the injected proxy decides), nor when Helm's
     global.proxy.lifecycle would replace the hold hook (ML105), nor while the annotation misspells

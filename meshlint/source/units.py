@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from meshlint.source import inputs
 from meshlint.source.kustomize import KUSTOMIZATION_NAMES, kustomizations, read_kustomization
@@ -25,16 +26,30 @@ CHART_FILE = "Chart.yaml"
 MOST_KUSTOMIZATIONS = 20_000  # a walk of kustomizations through `../` stops there: a tree is never that deep
 REFERENCE_KEYS = ("resources", "bases", "components")
 NO_UNITS: frozenset[str] = frozenset()
+# A JSON patch's path writes a key's `/` as `~1`.
+_ISTIO_KEY = re.compile(r"(sidecar|proxy|traffic\.sidecar)\.istio\.io(/|~1)[\w.-]+|istio\.io(/|~1)rev|istio-injection")
+
+
+class Sign(NamedTuple):
+    """An Istio key a kustomization writes: its file (as the user names it), line, column and key."""
+
+    path: str
+    line: int
+    column: int
+    key: str
 
 
 class Units:
     """Which units each file of the run is in. Unit names are the root's folder (`overlays/prod`) or
     the chart's folder, as the user would write them."""
 
-    def __init__(self, members: dict[str, frozenset[str]] | None = None, charts: bool = True) -> None:
+    def __init__(self, members: dict[str, frozenset[str]] | None = None, charts: bool = True, signs: list[Sign] | None = None) -> None:
         self._members = members or {}  # absolute file -> names of the kustomize units it is in
         self._charts = charts
         self._memo: dict[str, frozenset[str]] = {}
+        # Istio keys a kustomization itself writes (an inline patch adding an injection annotation):
+        # a sign of Istio for its unit, which no object of the run shows until the overlay is built.
+        self.signs = signs or []
 
     def of(self, file: str) -> frozenset[str]:
         """The units of the file at this absolute path (none: the path rule decides for it)."""
@@ -57,10 +72,12 @@ class Units:
         hashed = hashlib.sha256()
         for file, names in sorted(self._members.items()):
             hashed.update(f"{file}\0{sorted(names)}\0".encode())
+        for sign in self.signs:
+            hashed.update(f"{sign}\0".encode())
         return hashed.hexdigest()[:16]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"_members": self._members, "_charts": self._charts, "_memo": {}}
+        return {"_members": self._members, "_charts": self._charts, "_memo": {}, "signs": self.signs}
 
 
 def find_units(files: Iterable[str]) -> Units:
@@ -70,13 +87,16 @@ def find_units(files: Iterable[str]) -> Units:
     if not found:
         return Units()
     graph: dict[str, tuple[list[str], list[str]]] = {}  # kustomization -> (kustomizations it lists, files it lists)
+    signs: list[Sign] = []
     todo = [os.path.abspath(k) for k in found]
     while todo and len(graph) < MOST_KUSTOMIZATIONS:
         path = todo.pop()
         if path in graph:
             continue
-        children, listed_files = _references(path)
+        children, listed_files, sign = _references(path)
         graph[path] = (children, listed_files)
+        if sign is not None:
+            signs.append(sign)
         todo.extend(c for c in children if c not in graph)
     listed = {child for children, _ in graph.values() for child in children}
     members: dict[str, set[str]] = {}
@@ -86,7 +106,7 @@ def find_units(files: Iterable[str]) -> Units:
         name = _display(os.path.dirname(root))
         for file in _closure(root, graph):
             members.setdefault(file, set()).add(name)
-    return Units({file: frozenset(names) for file, names in members.items()})
+    return Units({file: frozenset(names) for file, names in members.items()}, signs=sorted(signs))
 
 
 def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterator[str]:
@@ -103,9 +123,9 @@ def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterat
                 todo.append(child)
 
 
-def _references(kustomization: str) -> tuple[list[str], list[str]]:
-    """The kustomizations (folders with one) and the files a kustomization lists, as absolute paths; its
-    patches are members too (pieces of its objects)."""
+def _references(kustomization: str) -> tuple[list[str], list[str], Sign | None]:
+    """The kustomizations (folders with one) and the files a kustomization lists, as absolute paths (its
+    patches and the values files of its Helm charts are members too), and the first Istio key it writes."""
     data, patches = read_kustomization(kustomization)
     base = os.path.dirname(kustomization)
     children: list[str] = []
@@ -122,7 +142,28 @@ def _references(kustomization: str) -> tuple[list[str], list[str]]:
                     children.append(child)
             else:
                 members.append(target)
-    return children, members
+    for chart in data.get("helmCharts") or () if isinstance(data.get("helmCharts"), list) else ():
+        if isinstance(chart, dict):
+            named = [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
+            members.extend(os.path.normpath(os.path.join(base, v)) for v in named if isinstance(v, str) and not _remote(v))
+    return children, members, _sign(kustomization)
+
+
+def _sign(kustomization: str) -> Sign | None:
+    """The first line of a kustomization that writes an Istio key (`sidecar.istio.io/inject` in an inline
+    patch, `istio.io/rev` in `commonLabels`), with the key."""
+    try:
+        text = inputs.read(kustomization).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    if "istio" not in text:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _ISTIO_KEY.search(line)
+        if found is not None and not line.lstrip().startswith("#"):
+            key = found.group(0).replace("~1", "/")
+            return Sign(_display(kustomization) if os.path.isabs(kustomization) else kustomization, number, found.start() + 1, key)
+    return None
 
 
 def _remote(entry: str) -> bool:

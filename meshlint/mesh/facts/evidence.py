@@ -47,6 +47,11 @@ _HOST_OPTIONS = ("-h", "--host", "--hostname")
 # Option names that say their value is a peer's address, so a bare `host:port` counts there.
 _ADDRESS_OPTION = re.compile(r"addr|host|server|endpoint|broker|peer|upstream|backend|target|connect|join|seed|redis|db|database|kafka|mongo|mysql|postgres|etcd|nats|amqp|url|uri")  # matched lower-cased
 _CLOUD_SQL_IMAGE = re.compile(r"(cloud-sql-proxy|cloudsql-proxy|gce-proxy|cloud_sql_proxy)")
+# Connection strings of databases and brokers: a client that opens its pool as the app starts.
+_DSN = re.compile(r"^(postgres(ql)?|mysql|mariadb|jdbc:[a-z0-9]+|redis|rediss|mongodb(\+srv)?|amqps?|nats|cassandra|clickhouse|sqlserver|mssql|oracle)(:|://)", re.I)
+# The ports databases, brokers and caches listen on: a client of one opens its connections as it starts.
+DATA_STORE_PORTS = frozenset((5432, 3306, 6379, 27017, 5672, 5671, 9092, 9042, 1433, 1521, 4222, 26257, 11211, 2379))
+_DATA_STORE_NAME = re.compile(r"DATABASE|(^|_)DB(_|$)|DSN|POSTGRES|PG_|MYSQL|MARIADB|REDIS|MONGO|AMQP|RABBIT|KAFKA|NATS|JDBC|CASSANDRA|ELASTIC", re.I)
 _OWN_PORT = re.compile(r"^(PORT|(SERVER|HTTP|HTTPS|GRPC|METRICS|ADMIN|MANAGEMENT|HEALTH|LISTEN|APP|WEB)_PORT)$")
 
 
@@ -56,6 +61,10 @@ class Evidence(NamedTuple):
     kind: str = NAME  # url, host:port, host, program or name (an env name whose value is not in the inputs)
     target: str | None = None  # the URL, host:port or host it calls, when known
     elsewhere: bool = False  # read in another file (a ConfigMap or Secret)
+    # Strong evidence says the container itself connects as it starts (its command, a database or
+    # broker DSN); weak evidence only names a peer's address in env, which an app may never dial at
+    # start (wave-3 spec V2.1): the startup race is then said once, mesh-wide (ML100), not per workload.
+    strong: bool = True
 
     def __str__(self) -> str:
         where = f"{self.position.path}:{self.position.line}" if self.elsewhere else f"line {self.position.line}"
@@ -75,11 +84,15 @@ def env_evidence(environment: Environment) -> list[Evidence]:
         if value is not None:
             address = addresses.dialed(value)
             if address is not None:
-                found.append(Evidence(f"env {name}={_short(value)}{origin}", variable.position, _kind(address), address.text, variable.elsewhere))
+                strong = _DSN.match(value.strip()) is not None or _DATA_STORE_NAME.search(name) is not None or address.port in DATA_STORE_PORTS
+                found.append(Evidence(f"env {name}={_short(value)}{origin}", variable.position, _kind(address), address.text, variable.elsewhere, strong))
             elif addresses.ADDRESS_NAME.search(name) and addresses.HOST_NAME.search(name) and addresses.host_value(value):
-                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere))
+                strong = _DATA_STORE_NAME.search(name) is not None
+                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere, strong))
         elif addresses.ADDRESS_NAME.search(name):
-            found.append(Evidence(f"env {name}{origin}", variable.position, NAME, None, variable.elsewhere))
+            # A Secret's value, read by name only: a database's or broker's is a client that connects at start.
+            strong = _DATA_STORE_NAME.search(name) is not None
+            found.append(Evidence(f"env {name}{origin}", variable.position, NAME, None, variable.elsewhere, strong))
     return found
 
 
