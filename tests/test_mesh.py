@@ -361,9 +361,10 @@ def test_a_service_by_name_is_the_first_read_and_one_added_later_is_found():
     assert mesh.service("d", "apps").ports[0][0] == 6
 
 
-def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_until_its_first(monkeypatch):
-    """A file's later signs change nothing: once its first is known, its documents are neither scanned nor
-    composed for one. Another file's are; and each document's kind lines are found once for both pre-checks."""
+def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_where_it_can_change_which_holds(monkeypatch):
+    """A file's later signs change nothing, nor do those of a later file of a folder that showed one
+    (in no other unit): such documents are neither scanned nor composed. Another folder's are; and each
+    document's kind lines are found once for both pre-checks."""
     from meshlint.engine import run as engine
     from meshlint.model import prefilter
 
@@ -374,7 +375,8 @@ def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_until_its_first(mo
     monkeypatch.setattr(engine, "might_show_istio", lambda text: scanned.append(text) or prefilter.might_show_istio(text))
     monkeypatch.setattr(engine, "kind_lines", lambda text: kinds.append(text) or prefilter.kind_lines(text))
     known = list(engine._context_resources(mesh, "f0.yaml", pod + "---\n" + pod))
-    assert (known, len(scanned), len(kinds)) == ([], 0, 2)
-    other = list(engine._context_resources(mesh, "e.yaml", pod))
+    same_folder = list(engine._context_resources(mesh, "f1.yaml", pod))
+    assert (known, same_folder, len(scanned), len(kinds)) == ([], [], 0, 3)
+    other = list(engine._context_resources(mesh, "sub/e.yaml", pod))
     assert [(resource.kind, resource.name, context_too) for _, resource, context_too in other] == [("Pod", "p", False)]
-    assert (len(scanned), len(kinds)) == (1, 3)
+    assert (len(scanned), len(kinds)) == (1, 4)

@@ -95,6 +95,8 @@ MESH_PARTS: dict[str, Shape | None] = {
     "_sign_memo": None,
     "_sign_index": None,
     "_places": None,
+    "_signed_folders": None,  # what the first pass may skip: of no use once it is over
+    "_scan": None,
     "claims": Mapping(Record(tuple, STR, STR), Many(CLAIM)),
     "namespaces": Mapping(STR, Many(Record(tuple, NAMESPACE, PLACE))),
     "peer_authentications": Many(PEER_AUTHENTICATION),

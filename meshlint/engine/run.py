@@ -173,6 +173,8 @@ def _run(
         context_files = FirstPass(keep_dir, files_key, "contextfiles") if keep_dir is not None and files_key is not None else None
     kept = _whole(first_pass.load(governing.top.options)) if first_pass is not None else None
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files, digests if first_pass is not None else None)
+    units = find_units(files)  # before the first pass: which signs it must read depends on them
+    context.mesh.set_units(units)
     sources: set[str] = set()
     if kept is None:
         context.read([f for f in files if inputs.real(f) not in fragments], stdin, sources, jobs, progress)
@@ -206,8 +208,9 @@ def _run(
         first_pass.save(context.kept())
     context.let_paths_go()
     mesh = context.mesh
-    units = find_units(checked)
-    mesh.set_units(units)
+    if extra:  # files a changed source brought in: their kustomizations may make more units
+        units = find_units(checked)
+        mesh.set_units(units)
     for each in governing.all():
         bind(each, mesh)
     plan = Plan(
@@ -470,6 +473,7 @@ class _Context:
     def _read_range(self, paths: list[str]) -> tuple[MeshContext, list[tuple[str, _Read]]]:
         """In a worker: a range of the files, read into a context that starts as this one's sign."""
         mesh = MeshContext(options=self.mesh.options, istio_in_use=self.mesh.istio_in_use)
+        mesh.units = self.mesh.units  # which signs a range must read depends on them
         return mesh, [(path, self._read_one(mesh, path, None)) for path in paths]
 
     def _read_one(self, mesh: MeshContext, path: str, stdin: bytes | None) -> _Read:
@@ -513,9 +517,7 @@ class _Context:
     def facts_digest(self) -> str:
         """What the mesh context was made of, ending with the sign of Istio it settled on."""
         if not self._signed:
-            for path, (where, sign) in sorted(self.mesh.signs.items()):
-                origin = sign.origin
-                self.facts.update(f"\0sign\0{path}\0{where.folder}\0{sign.value}\0{tuple(origin) if origin else ''}\0".encode())
+            self.facts.update(f"\0signs\0{self.mesh.sign_digest()}\0".encode())
             self._signed = True
         return self.facts.hexdigest()
 

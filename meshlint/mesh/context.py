@@ -219,6 +219,10 @@ class MeshContext:
         self.units = Units()  # the run's deployment units, set by the run once its files are known
         self._sign_memo: dict[tuple[str, frozenset[str]], Setting[str] | None] = {}
         self._sign_index: _SignIndex | None = None
+        # Folders with a file that shows a sign, each with the units those files are in: a later file of
+        # the folder in no other unit cannot change which sign holds anywhere, so it is not scanned.
+        self._signed_folders: dict[str, frozenset[str]] = {}
+        self._scan: tuple[str, bool] = ("", True)  # the last file asked about, and the answer
         self.claims: dict[tuple[str, str], list[Claim]] = {}  # (revision, field) -> what sources say
         self.namespaces: dict[str, list[tuple[Namespace, Place]]] = {}
         self.peer_authentications: list[PeerAuthentication] = []
@@ -291,6 +295,9 @@ class MeshContext:
         worker's range of the first pass): the same as if those files had been added here."""
         for path, signed in later.signs.items():
             self.signs.setdefault(path, signed)
+        for folder, units in later._signed_folders.items():
+            self._signed_folders[folder] = self._signed_folders.get(folder, frozenset()) | units
+        self._scan = ("", True)
         self._sign_memo.clear()
         self._sign_index = None
         _extend(self.claims, later.claims)
@@ -344,9 +351,21 @@ class MeshContext:
         self._note_istio(resource, None)
 
     def wants_istio_sign(self, path: str) -> bool:
-        """Could a sign of Istio in this file be its first? (Later ones change nothing: a file's first
-        sign holds wherever another of the file's would, so the first pass need not read them.)"""
-        return path not in self.signs
+        """Could a sign of Istio in this file change which sign holds anywhere? Not once the file has
+        one (its first holds wherever a later one would), nor when an earlier file of its folder (the
+        walk gives a folder's files in order) showed one and this file is in no unit that file is not:
+        the first sign of each folder and of each unit is all that is asked (`istio_sign_at`)."""
+        if path in self.signs:
+            return False
+        if self._scan[0] == path:
+            return self._scan[1]
+        wanted = True
+        if self._signed_folders and not path.startswith("<"):
+            place = Place.of(path)
+            covered = self._signed_folders.get(place.folder)
+            wanted = covered is None or not (self.units.of(place.file) if self.units else frozenset()) <= covered
+        self._scan = (path, wanted)
+        return wanted
 
     def sign_config(self, sign: Setting[str], folder: str) -> None:
         """A config that names mesh context or injected namespaces: a sign for the tree it governs."""
@@ -361,9 +380,19 @@ class MeshContext:
             return  # the file's first sign is known: none after it counts for more
         sign = _istio_sign(resource)
         if sign is not None:
-            self.signs[resource.path] = (place if place is not None else Place.of(resource.path), sign)
+            where = place if place is not None else Place.of(resource.path)
+            self.signs[resource.path] = (where, sign)
+            units = self.units.of(where.file) if self.units and not where.file.startswith("<") else frozenset()
+            self._signed_folders[where.folder] = self._signed_folders.get(where.folder, frozenset()) | units
             self._sign_memo.clear()
             self._sign_index = None
+
+    def sign_digest(self) -> str:
+        """The signs that can hold anywhere (the first of each folder and of each unit), for the key of
+        kept results: the same however the first pass shared its files out, whichever files it skipped."""
+        index = _SignIndex(self.signs.values(), self.units)
+        parts = [f"{k}\0{_origin_key(v)}\0{v.value}" for table in (index.by_folder, index.by_unit) for k, v in sorted(table.items())]
+        return "\1".join(parts)
 
     def istio_sign_at(self, place: Place) -> Setting[str] | None:
         """The sign of Istio that holds for a workload at `place`: the run's own, else the nearest on its
@@ -488,6 +517,17 @@ class MeshContext:
                 number = named.get(value) if isinstance(value, str) else value
                 if isinstance(number, int) and not isinstance(number, bool):
                     yield service, number, position
+
+    def selecting(self, template: PodTemplate) -> list[ServiceTargets]:
+        """The Services of the run (its unit's, or none's) that select this pod."""
+        labels = {k: v.text for k, v in template.labels().items()}
+        units = self.units_of
+        place = Place.of(template.owner.path) if units is not None else None
+        return [
+            s for s in self._index(template.owner.namespace).candidates(labels)
+            if s.selector and all(labels.get(k) == v for k, v in s.selector)
+            and (place is None or units is None or visible(self._placed(s.path), place, units))
+        ]
 
     def admission_ports(self, template: PodTemplate) -> set[int]:
         """Container ports of this pod that only Services an admission webhook of the run calls send to:

@@ -3,6 +3,7 @@ with where it came from. Built once per workload in the second pass, from the me
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint import numbers
@@ -277,7 +278,50 @@ class WorkloadView:
     def startup_evidence(self) -> list[Evidence]:
         """What the pod's regular containers call before the app serves (a co-located container that
         dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
-        return [e for c in self.app_containers for e in self.commands(c).startup_calls]
+        return [e for c in self.app_containers for e in self.calls(c)]
+
+    def calls(self, container: Container) -> list[Evidence]:
+        """A container's startup evidence without its own address: a Service that selects this pod is
+        never a peer it calls (a database given its own DSN), and a ConfigMap that names the pod's own
+        Service is the whole app's address book, shared by every service: its addresses are names, weak
+        evidence, never calls (wave-3 spec V2.2, V2.4)."""
+        found = self.commands(container).startup_calls
+        if not found or not self.own_hosts:
+            return found
+        own = [e for e in found if self._names_own(e)]
+        if not own:
+            return found
+        shared = {e.source for e in own if e.source}
+        return [e._replace(strong=False, shared=True) if e.source in shared else e for e in found if not self._names_own(e)]
+
+    def _names_own(self, evidence: Evidence) -> bool:
+        from meshlint.mesh.facts import addresses
+
+        address = addresses.parse(evidence.target) if evidence.target else None
+        return address is not None and address.host.lower().rstrip(".") in self.own_hosts
+
+    @cached_property
+    def own_hosts(self) -> frozenset[str]:
+        """The names this pod answers to through the Services of the run that select it."""
+        namespace = self.owner.namespace or "default"
+        names: set[str] = set()
+        for service in self.mesh.selecting(self.template):
+            names.update((service.name, f"{service.name}.{namespace}", f"{service.name}.{namespace}.svc", f"{service.name}.{namespace}.svc.cluster.local"))
+        return frozenset(names)
+
+    @cached_property
+    def waits_for_proxy(self) -> Position | None:
+        """Where the pod's own script waits for istio-proxy before the app starts (a loop on the agent's
+        `localhost:15020/healthz/ready` or `:15021`, `pilot-agent wait`), written in any of its containers
+        (an init container may write the app's wrapper script): it holds itself (wave-3 spec V2.2)."""
+        for container in self.template.all_containers:
+            if container.name == PROXY_CONTAINER:
+                continue
+            for key in ("command", "args"):
+                for item in container.node.get(key).elements():
+                    if _WAITS_FOR_PROXY.search(item.text or ""):
+                        return item.pos
+        return None
 
     @cached_property
     def strong_evidence(self) -> list[Evidence]:
@@ -508,7 +552,9 @@ class WorkloadView:
         for container in self.template.all_containers:
             if container.name in INJECTED_INIT_CONTAINERS or (container.init and not (container.is_native_sidecar or self.native_sidecar)):
                 continue
-            for evidence in self.commands(container).startup_calls:
+            for evidence in self.calls(container):
+                if evidence.shared:
+                    continue  # an address book every service loads names addresses, not calls
                 address = addresses.parse(evidence.target) if evidence.target else None
                 service = self._service_for(address.host.lower().rstrip(".")) if address is not None and address.remote else None
                 if service is not None:
@@ -558,6 +604,7 @@ class WorkloadView:
         return self.template.fix_position
 
 
+_WAITS_FOR_PROXY = re.compile(r"(127\.0\.0\.1|localhost):1502[01]/healthz/ready|pilot-agent\s+wait")
 _PROXY_ENV = frozenset(("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY"))
 
 

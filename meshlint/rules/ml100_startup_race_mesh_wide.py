@@ -126,7 +126,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"classic sidecar ({workload.native.cited}), holdApplicationUntilProxyStarts is false ({hold.where}){named}",
         f"{HOLD_HELP}, {native_hint(workload)}",  # what a workload said alone is told
         related=(source,) if source is not None else (),
-        fix=hold_fix(workload),  # said for a workload alone (no mesh-wide source, no other workload)
+        # Kept only when the workload is said alone, with no mesh-wide source to set: made only then.
+        fix=hold_fix(workload) if source is None else None,
     )
 
 

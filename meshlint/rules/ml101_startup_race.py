@@ -154,7 +154,7 @@ def startup_race_applies(workload: WorkloadView) -> bool:
     """A classic Istio sidecar without the hold, whose traffic the proxy captures: the app can call out
     before the proxy is ready (ML101 with strong evidence, ML100 without)."""
     # A hold that Helm global.proxy.lifecycle voids still counts here: ML105 reports that case once.
-    if not workload.classic_sidecar or workload.hold.value:
+    if not workload.classic_sidecar or workload.hold.value or workload.waits_for_proxy is not None:
         return False
     # No iptables (or grpc-agent's, which captures nothing): the app's calls pass through istio-proxy
     # only if it sends them there.

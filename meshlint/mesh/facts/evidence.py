@@ -65,6 +65,8 @@ class Evidence(NamedTuple):
     # broker DSN); weak evidence only names a peer's address in env, which an app may never dial at
     # start (wave-3 spec V2.1): the startup race is then said once, mesh-wide (ML100), not per workload.
     strong: bool = True
+    source: str = ""  # the ConfigMap or Secret an env value came from (`ConfigMap app-env`), if any
+    shared: bool = False  # from an address book every service of the app loads: a name, not a call
 
     def __str__(self) -> str:
         where = f"{self.position.path}:{self.position.line}" if self.elsewhere else f"line {self.position.line}"
@@ -85,14 +87,14 @@ def env_evidence(environment: Environment) -> list[Evidence]:
             address = addresses.dialed(value)
             if address is not None:
                 strong = _DSN.match(value.strip()) is not None or _DATA_STORE_NAME.search(name) is not None or address.port in DATA_STORE_PORTS
-                found.append(Evidence(f"env {name}={_short(value)}{origin}", variable.position, _kind(address), address.text, variable.elsewhere, strong))
+                found.append(Evidence(f"env {name}={_short(value)}{origin}", variable.position, _kind(address), address.text, variable.elsewhere, strong, variable.source or ""))
             elif addresses.ADDRESS_NAME.search(name) and addresses.HOST_NAME.search(name) and addresses.host_value(value):
                 strong = _DATA_STORE_NAME.search(name) is not None
-                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere, strong))
+                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere, strong, variable.source or ""))
         elif addresses.ADDRESS_NAME.search(name):
             # A Secret's value, read by name only: a database's or broker's is a client that connects at start.
             strong = _DATA_STORE_NAME.search(name) is not None
-            found.append(Evidence(f"env {name}{origin}", variable.position, NAME, None, variable.elsewhere, strong))
+            found.append(Evidence(f"env {name}{origin}", variable.position, NAME, None, variable.elsewhere, strong, variable.source or ""))
     return found
 
 
