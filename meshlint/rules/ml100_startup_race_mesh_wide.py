@@ -126,8 +126,9 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"classic sidecar ({workload.native.cited}), holdApplicationUntilProxyStarts is false ({hold.where}){named}",
         f"{HOLD_HELP}, {native_hint(workload)}",  # what a workload said alone is told
         related=(source,) if source is not None else (),
-        # Kept only when the workload is said alone, with no mesh-wide source to set: made only then.
-        fix=hold_fix(workload) if source is None else None,
+        # Kept when the workload is said on its own (`group: false`, or no mesh-wide source to set and
+        # no other workload): made only then.
+        fix=hold_fix(workload) if source is None or ctx.options.get("group") is False else None,
     )
 
 
