@@ -247,7 +247,7 @@ SEVERAL_SCOPES = {
     "prod/app.yaml": APP.replace("name: web", "name: api"),
     "prod/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: default, labels: {istio-injection: enabled}}\n",
     "shared/peer.yaml": "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: istio-system}\nspec:\n  mtls: {mode: STRICT}\n",
-    "shared/lax/peer.yaml": "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: istio-system}\nspec:\n  mtls: {mode: PERMISSIVE}\n",
+    "shared/lax/peer.yaml": "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: lax, namespace: istio-system}\nspec:\n  mtls: {mode: PERMISSIVE}\n",
 }
 
 

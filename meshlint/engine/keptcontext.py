@@ -76,7 +76,7 @@ NAMESPACE = Record(Namespace, STR, Mapping(STR, NODE), Mapping(STR, NODE), MAYBE
 SERVICE = Record(
     ServiceTargets, STR, STR, Many(Record(tuple, STR, MAYBE_STR), tuple), STR, Many(Record(tuple, PLAIN, INT, INT), tuple), INT, INT,
 )
-PEER_AUTHENTICATION = Record(PeerAuthentication, STR, LABELS, MAYBE_SETTING, Mapping(INT, SETTING), PLACE, POSITION)
+PEER_AUTHENTICATION = Record(PeerAuthentication, STR, LABELS, MAYBE_SETTING, Mapping(INT, SETTING), PLACE, POSITION, STR)
 SIDECAR = Record(
     SidecarConfig, STR, STR, LABELS, MAYBE_POSITION, Many(Record(EgressListener, Maybe(INT), Many(SETTING, tuple)), tuple), MAYBE_SETTING,
     PLACE, POSITION,

@@ -95,6 +95,7 @@ class PeerAuthentication(NamedTuple):
     port_modes: dict[int, Setting[str | None]]
     place: Place
     position: Position  # the policy as written (its first line)
+    name: str = ""
 
     @property
     def claim(self) -> Claim:
@@ -490,7 +491,7 @@ class MeshContext:
             claim = Claim(Setting(_mesh_keys(namespace), _namespace_position(namespace)), where)
             by_claim[id(claim.setting)] = namespace
             claims.append(claim)
-        setting, conflict = resolve(f"Namespace {name}", claims, place, units, everywhere=True)
+        setting, conflict = resolve(f"Namespace {name}", claims, place, units, everywhere=True, same_object=True)
         return (by_claim[id(setting)] if setting is not None else None), conflict
 
     def service_targets(self, template: PodTemplate) -> dict[int, list[Setting[str]]]:
@@ -578,7 +579,9 @@ class MeshContext:
                 chosen[slot[0]].extend(policies)
                 continue
             claims = [p.claim for p in policies]
-            setting, conflict = resolve(_policy_field(slot, namespace, root), claims, place, units)
+            # Versions of one object (one name) in several files are never applied together (V2.5).
+            one = len({p.name for p in policies}) == 1
+            setting, conflict = resolve(_policy_field(slot, namespace, root), claims, place, units, same_object=one)
             if conflict is not None:
                 conflicts.append(conflict)
             if setting is not None:
@@ -732,6 +735,7 @@ def _peer_authentication(resource: Resource, place: Place) -> PeerAuthentication
         port_modes=port_modes,
         place=place,
         position=resource.root.pos,
+        name=resource.name,
     )
 
 

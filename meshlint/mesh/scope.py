@@ -137,13 +137,15 @@ def considered(claims: list[Claim], place: Place, units_of: UnitsOf | None = Non
 
 
 def resolve(
-    field: str, claims: list[Claim], place: Place, units_of: UnitsOf | None = None, everywhere: bool = False
+    field: str, claims: list[Claim], place: Place, units_of: UnitsOf | None = None, everywhere: bool = False, same_object: bool = False
 ) -> tuple[Setting[Any] | None, Conflict | None]:
     """The setting that applies to a workload at `place`, or None (built-in default), with the conflict
     that left it undecided, if any. Sources elsewhere that disagree but are never applied together
     (different units, or folders neither on the other's path) are alternatives: they decide nothing
     there, and are no conflict. `everywhere`: a fact of the cluster (a Namespace), which any unit's
-    definition gives, not only the workload's own units'."""
+    definition gives, not only the workload's own units'. `same_object`: the claims are versions of one
+    object (a kind, namespace and name written in several files), never applied together: when they
+    disagree they decide nothing, and are no conflict (wave-3 spec V2.5)."""
     if not claims:
         return None, None
     deciding, elsewhere = considered(claims, place, units_of, everywhere)
@@ -151,6 +153,8 @@ def resolve(
         return None, None
     if _agree(deciding):
         return _first(deciding).setting, None
+    if same_object:
+        return None, None
     if elsewhere and units_of is not None:
         deciding = _clashing(deciding, units_of)
         if not deciding:
