@@ -6,11 +6,13 @@ interception defaults, a Namespace's injection labels, a PeerAuthentication) fro
 the workload's own path: the same file, then its folder, then each parent folder; when nothing on its
 path sets it, from its own deployment units (a root kustomization and what it reaches, a Helm chart),
 else from the sources elsewhere in the run that lie in no unit, provided they all agree; another unit's
-never apply. This rule reports each source of a field where that breaks down: two sources at the same
-distance that disagree, or sources applied together (in one unit, or one's folder holding the other's)
-that disagree. Sources never applied together (sibling overlays, two vendored installs side by side)
-are alternatives, not a conflict: they decide nothing for a workload that sees both. It names the field, the values and how many workloads are
-affected. For those workloads meshlint uses none of them (the built-in default, or "not decided" for
+never apply. This rule reports where that breaks down, once per conflict at its first source in path
+order, the other sources related (SARIF `relatedLocations`): two sources at the same distance that
+disagree, or sources applied together (in one unit, or one's folder holding the other's) that
+disagree. Sources never applied together (sibling overlays, two vendored installs side by side) are
+alternatives, not a conflict, and so are versions of one object (one kind, namespace and name in several
+files): they decide nothing for a workload that sees them. It names the field, the values and how many
+workloads are affected. For those workloads meshlint uses none of them (the built-in default, or "not decided" for
 injection), never the one it happened to read last.
 
 ## Why is this bad?
@@ -40,7 +42,7 @@ metadata:
 spec:
   meshConfig:
     defaultConfig:
-      terminationDrainDuration: 5s  # expect: ML006:warning
+      terminationDrainDuration: 5s  # the other source: related to the finding above
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -108,18 +110,20 @@ HELP = (
 @rule(code="ML006", name="conflicting-mesh-config", severity=Severity.WARNING, scope=RUN)
 def check(run: MeshRun, ctx: RuleContext) -> Iterator[Issue]:
     for conflict, workloads in run.conflicts:
-        for claim in conflict.claims:
-            if claim.setting.origin is None:
-                continue
-            mine = value_text(conflict, claim)
-            others = [c for c in conflict.claims if c is not claim and value_text(conflict, c) != mine]
-            yield Issue(
-                claim.setting.origin,
-                f"{field_name(conflict.field)} is {mine} here but {_others(conflict, others)}"
-                f" {_where(conflict)}: {_looking(workloads)} none of them, and {_instead(conflict)}",
-                HELP,
-                related=tuple(c.setting.origin for c in others if c.setting.origin is not None),
-            )
+        # Once per conflict, at its first source in path order, with every other source related
+        # (wave-3 spec V2.3): one decision to make, however many sources take part in it.
+        claim = next((c for c in conflict.claims if c.setting.origin is not None), None)
+        if claim is None or claim.setting.origin is None:
+            continue
+        mine = value_text(conflict, claim)
+        others = [c for c in conflict.claims if c is not claim and value_text(conflict, c) != mine]
+        yield Issue(
+            claim.setting.origin,
+            f"{field_name(conflict.field)} is {mine} here but {_others(conflict, others)}"
+            f" {_where(conflict)}: {_looking(workloads)} none of them, and {_instead(conflict)}",
+            HELP,
+            related=tuple(c.setting.origin for c in conflict.claims if c is not claim and c.setting.origin is not None),
+        )
 
 
 def _others(conflict: Conflict, others: list[Claim]) -> str:
