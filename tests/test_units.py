@@ -301,3 +301,29 @@ def test_a_namespace_defined_in_another_unit_still_decides_injection(tmp_path, m
     })
     monkeypatch.chdir(tmp_path)
     assert check(".", "--format", "concise")[:2] == (0, [])
+
+
+def test_a_namespace_argo_cd_creates_is_a_definition_of_it(tmp_path, monkeypatch):
+    """An Application with `CreateNamespace=true` creates its destination namespace with only the labels
+    of `managedNamespaceMetadata` (Argo CD docs/user-guide/sync-options.md): without an injection label
+    there, the workloads of that namespace are not meshed, however many signs of Istio lie beside them."""
+    application = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: monitoring, namespace: argocd}\nspec:\n"
+        "  destination: {server: 'https://kubernetes.default.svc', namespace: monitoring}\n"
+        "  syncPolicy:\n    syncOptions: [CreateNamespace=true]\n{labels}"
+    )
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: sync, namespace: monitoring}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n        - name: sync\n          image: sync\n          command: [sh, -c, 'curl -sf http://config/seed']\n"
+    )
+    write_tree(tmp_path, {
+        "apps/monitoring.yaml": application.replace("{labels}", ""),
+        "monitoring/job.yaml": job,
+        "monitoring/virtual-service.yaml": "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: grafana, namespace: monitoring}\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    assert check(".", "--format", "concise")[:2] == (0, [])
+    labelled = "    managedNamespaceMetadata:\n      labels: {istio-injection: enabled}\n"
+    write_tree(tmp_path, {"apps/monitoring.yaml": application.replace("{labels}", labelled)})
+    code, out, _ = check(".", "--format", "concise", "--select", "ML201")
+    assert (code, [line.split(" ", 3)[:3] for line in out]) == (1, [["monitoring/job.yaml:2:1:", "error", "ML201"]])

@@ -60,6 +60,7 @@ NAMESPACE_MESH_LABELS = frozenset(("istio-injection", "istio.io/rev", "istio.io/
 LINKERD_CONFIG_PREFIXES = ("linkerd.io/", "config.linkerd.io/", "config.alpha.linkerd.io/", "config.beta.linkerd.io/")
 
 
+ARGO_CD_API = "argoproj.io/"
 WEBHOOK_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"))
 
 
@@ -269,6 +270,10 @@ class MeshContext:
             sidecar = read_sidecar(resource, where)
             if sidecar is not None:
                 self.sidecars.append(sidecar)
+        elif kind == "Application" and resource.api_version.startswith(ARGO_CD_API):
+            created = _created_namespace(resource)
+            if created is not None:
+                self.namespaces.setdefault(created.name, []).append((created, where))
         elif kind in WEBHOOK_KINDS:
             if kind == "MutatingWebhookConfiguration":
                 self._note_tag(resource)
@@ -686,6 +691,22 @@ class MeshContext:
         if self.revisions or self.tags:
             return None  # the run declares its revisions, and this is not one of them (§12.3.5)
         return name  # nothing in the run declares revisions: take the label at its word
+
+
+def _created_namespace(resource: Resource) -> Namespace | None:
+    """The Namespace an Argo CD Application creates with the sync option `CreateNamespace=true`: its
+    destination namespace, with only the labels and annotations of `managedNamespaceMetadata` (Argo CD
+    `docs/user-guide/sync-options.md`, "Create Namespace"). None when it creates none."""
+    spec = resource.root.get("spec")
+    policy = spec.get("syncPolicy")
+    options = [(o.text or "").replace(" ", "") for o in policy.get("syncOptions").elements()]
+    name = spec.path("destination", "namespace")
+    if "CreateNamespace=true" not in options or not name.text:
+        return None
+    metadata = policy.get("managedNamespaceMetadata")
+    labels = {str(k): v.detached() for k, v in metadata.get("labels").items()}
+    annotations = {str(k): v.detached() for k, v in metadata.get("annotations").items()}
+    return Namespace(name.text, labels, annotations, name.pos)
 
 
 def _service_targets(resource: Resource) -> ServiceTargets:
