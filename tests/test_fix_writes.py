@@ -206,14 +206,20 @@ def outcome_of(path):
 def test_ctrl_c_while_a_file_is_written_arrives_once_it_is_in_place(tmp_path, monkeypatch):
     (tmp_path / "race.yaml").write_bytes(RACE)
     fsync = os.fsync
+    # A process started in the background inherits SIGINT ignored, and Python then leaves it so: Ctrl-C
+    # is Python's own here, as at a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def interrupted(fd):
         signal.raise_signal(signal.SIGINT)
         fsync(fd)
 
     monkeypatch.setattr(os, "fsync", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        files.write(outcome_of(tmp_path / "race.yaml"))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            files.write(outcome_of(tmp_path / "race.yaml"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert (tmp_path / "race.yaml").read_bytes() == RACE_FIXED
     assert names(tmp_path) == ["race.yaml"]
 
