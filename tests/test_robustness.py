@@ -200,13 +200,13 @@ def test_unreadable_file_in_a_walk_is_passed_over_and_the_rest_is_linted(tmp_pat
 def test_file_that_vanishes_mid_run_is_passed_over_and_counted(tmp_path, monkeypatch):
     (tmp_path / "gone.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\n")
     (tmp_path / "kept.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
-    real = engine_run.patch_fragments
+    real = engine_run.find_units
 
     def delete_then_read(files, *args):
         (tmp_path / "gone.yaml").unlink()  # after the walk found it, before it is read
         return real(files, *args)
 
-    monkeypatch.setattr(engine_run, "patch_fragments", delete_then_read)
+    monkeypatch.setattr(engine_run, "find_units", delete_then_read)
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stderr == ""

@@ -159,7 +159,8 @@ def _run(
     # Where the mesh.context files' reading is kept, for runs of any size; and results, for big runs.
     folder = Folder(cache_dir, notes)
     cache_dir = folder.get() if folder.wanted and worth_caching(files, stdin) else None
-    fragments = patch_fragments(files)
+    units = find_units(files)  # before the first pass: which signs it must read depends on them
+    fragments = units.fragments
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
     code = code_fingerprint(rules) if cache_dir is not None else ""
@@ -173,7 +174,6 @@ def _run(
         context_files = FirstPass(keep_dir, files_key, "contextfiles") if keep_dir is not None and files_key is not None else None
     kept = _whole(first_pass.load(governing.top.options)) if first_pass is not None else None
     context = _Context(governing, mesh_config, taken, cache_dir is not None, kept, context_files, digests if first_pass is not None else None)
-    units = find_units(files)  # before the first pass: which signs it must read depends on them
     context.mesh.set_units(units)
     sources: set[str] = set()
     if kept is None:
@@ -283,9 +283,8 @@ def _run(
     if report.summary.signs_seen:
         report.summary.istio_sign = _signs_seen(report.summary.signs_seen)
     if units:
-        report.units = lambda path: units.of(inputs.absolute(path))
-        held = set().union(*(units.of(inputs.absolute(path)) for path in report.files if not path.startswith("<")))
-        report.summary.units = len(held) or None
+        report.units = units.named
+        report.summary.units = len(set().union(*map(units.named, report.files))) or None
     return report
 
 
@@ -640,11 +639,12 @@ def _combined(plan: Plan, findings: list[Finding]) -> list[Finding]:
         rule = combining[code]
         combine = rule.combine
         # A file whose config says `group: false` keeps its findings one by one.
-        members = [f for f in each if _groups(plan, f, code)]
-        kept.extend(f for f in each if not _groups(plan, f, code))
+        members: list[Finding] = []
+        for found in each:
+            (members if _groups(plan, found, code) else kept).append(found)
         if combine is None or not members:
             continue
-        said = combine(members, lambda path: sorted(units.of(inputs.absolute(path))) if units and not path.startswith("<") else [], sources.at)
+        said = combine(members, lambda path: sorted(units.named(path)), sources.at)
         kept.extend(f for f in said if isinstance(f, Finding))  # a member kept as it was found
         kept.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root))
     kept.sort(key=_order)

@@ -427,12 +427,8 @@ class MeshContext:
         sign = self.istio_sign_at(place)
         if sign is not None:
             return sign
-        settings = self.settings_at(place)
-        taken = [v for k, v in settings._resolved.items() if not k.startswith(LINKERD_FIELD_PREFIX) and v.origin is not None]
-        if not taken:
-            return None
-        first = min(taken, key=_origin_key)
-        return Setting("mesh-wide Istio settings from elsewhere in the run", first.origin)
+        source = self.settings_at(place).istio_source
+        return Setting("mesh-wide Istio settings from elsewhere in the run", source) if source is not None else None
 
     def set_units(self, units: Units) -> None:
         """The run's deployment units, known once its files are: what they change is asked anew."""
@@ -510,28 +506,22 @@ class MeshContext:
     def _targeted(self, template: PodTemplate) -> Iterator[tuple[ServiceTargets, int, Position]]:
         """Each container port of this pod that a Service selecting it sends to, with the Service and where
         its target is written (a targetPort by name is looked up among the containers' ports)."""
-        labels = {k: v.text for k, v in template.labels().items()}
         named = {name: number for c in template.containers for number, name, _ in c.ports if name}
-        units = self.units_of
-        place = Place.of(template.owner.path) if units is not None else None
-        for service in self._index(template.owner.namespace).candidates(labels):
-            if any(labels.get(k) != v for k, v in service.selector):
-                continue
-            if place is not None and units is not None and not visible(self._placed(service.path), place, units):
-                continue  # a Service of a sibling overlay or chart selects nothing here
+        for service in self.selecting(template):
             for value, position in service.targets:
                 number = named.get(value) if isinstance(value, str) else value
                 if isinstance(number, int) and not isinstance(number, bool):
                     yield service, number, position
 
     def selecting(self, template: PodTemplate) -> list[ServiceTargets]:
-        """The Services of the run (its unit's, or none's) that select this pod."""
+        """The Services of the run that select this pod, in the order the run read them; a Service of a
+        sibling overlay or chart selects nothing here."""
         labels = {k: v.text for k, v in template.labels().items()}
         units = self.units_of
         place = Place.of(template.owner.path) if units is not None else None
         return [
             s for s in self._index(template.owner.namespace).candidates(labels)
-            if s.selector and all(labels.get(k) == v for k, v in s.selector)
+            if all(labels.get(k) == v for k, v in s.selector)
             and (place is None or units is None or visible(self._placed(s.path), place, units))
         ]
 

@@ -167,6 +167,7 @@ def _clashing(claims: list[Claim], units_of: UnitsOf) -> list[Claim]:
     holding the other's), linked through any chain of such; those only ever applied apart from every
     claim that disagrees with them (two vendored installs, two overlays of one app) are alternatives."""
     group = list(range(len(claims)))
+    units = [units_of(c.place.file) for c in claims]
 
     def root(i: int) -> int:
         while group[i] != i:
@@ -177,7 +178,7 @@ def _clashing(claims: list[Claim], units_of: UnitsOf) -> list[Claim]:
     for i, a in enumerate(claims):
         for j in range(i + 1, len(claims)):
             b = claims[j]
-            if units_of(a.place.file) & units_of(b.place.file) or distance(a.place, b.place) is not None or distance(b.place, a.place) is not None:
+            if units[i] & units[j] or distance(a.place, b.place) is not None or distance(b.place, a.place) is not None:
                 group[root(i)] = root(j)
     values: dict[int, set[Any]] = {}
     for i, claim in enumerate(claims):

@@ -288,11 +288,11 @@ class WorkloadView:
         found = self.commands(container).startup_calls
         if not found or not self.own_hosts:
             return found
-        own = [e for e in found if self._names_own(e)]
-        if not own:
+        own = [self._names_own(e) for e in found]
+        if not any(own):
             return found
-        shared = {e.source for e in own if e.source}
-        return [e._replace(strong=False, shared=True) if e.source in shared else e for e in found if not self._names_own(e)]
+        shared = {e.source for e, mine in zip(found, own, strict=True) if mine and e.source}
+        return [e._replace(strong=False, shared=True) if e.source in shared else e for e, mine in zip(found, own, strict=True) if not mine]
 
     def _names_own(self, evidence: Evidence) -> bool:
         from meshlint.mesh.facts import addresses
@@ -614,8 +614,9 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     options = options if options is not None else mesh.options
     place = Place.of(template.owner.path)
     namespace, namespace_conflict = mesh.namespace_at(template.owner.namespace, place)
-    classification = classify(template, namespace, options, mesh.istio_governs(place), mesh.revision_of, mesh.injection_templates)
-    if namespace_conflict is not None and not _namespace_matters(mesh, template, options):
+    sign = mesh.istio_governs(place)
+    classification = classify(template, namespace, options, sign, mesh.revision_of, mesh.injection_templates)
+    if namespace_conflict is not None and not _namespace_matters(mesh, template, options, sign):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
     written = _written_proxy(template, namespace, options, mesh)
@@ -673,13 +674,12 @@ def _rewrite_matters(view: WorkloadView, probe: Probe) -> bool:
     return probe.action == "tcpSocket" or view.mtls_mode(probe.port).value == "STRICT"
 
 
-def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOptions) -> bool:
+def _namespace_matters(mesh: MeshContext, template: PodTemplate, options: MeshOptions, sign: Setting[str] | None) -> bool:
     """Would the definitions of the pod's namespace (or none of them) mesh it differently? When every
     one gives the same verdict, and the same Linkerd settings to inherit, their disagreement changes
     nothing for this pod, and is no conflict for it (ML006)."""
     found = [ns for ns, _ in mesh.namespaces.get(template.owner.namespace, ())]
     outcomes = set()
-    sign = mesh.istio_governs(Place.of(template.owner.path))
     for namespace in (None, *found):
         verdict = classify(template, namespace, options, sign, mesh.revision_of, mesh.injection_templates)
         inherited: tuple[tuple[str, str | None], ...] = ()

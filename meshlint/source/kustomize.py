@@ -5,8 +5,8 @@ check -` checks what they make."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from meshlint.source import inputs
 
@@ -19,9 +19,23 @@ def patch_fragments(files: Iterable[str]) -> frozenset[str]:
     files = [f for f in files if f != inputs.STDIN]
     found: set[str] = set()
     for kustomization in kustomizations(files):
-        base = os.path.dirname(os.path.realpath(kustomization))
-        found.update(os.path.realpath(os.path.join(base, entry)) for entry in read_kustomization(kustomization)[1])
+        found.update(patch_paths(kustomization, read_kustomization(kustomization).patches))
     return frozenset(found)
+
+
+def patch_paths(kustomization: str, patches: Iterable[str]) -> set[str]:
+    """The real paths of the patch files a kustomization names (as written, relative to its folder)."""
+    base = os.path.dirname(os.path.realpath(kustomization))
+    return {os.path.realpath(os.path.join(base, entry)) for entry in patches}
+
+
+class Kustomization(NamedTuple):
+    """A kustomization as read: its fields (empty when it cannot be read or is not a mapping), the
+    paths it names as patches, as written, and its lines."""
+
+    fields: dict[str, Any]
+    patches: list[str]
+    lines: Sequence[str]
 
 
 def kustomizations(files: list[str]) -> list[str]:
@@ -60,15 +74,15 @@ def kustomizations(files: list[str]) -> list[str]:
     return result
 
 
-def read_kustomization(kustomization: str) -> tuple[dict[str, Any], list[str]]:
-    """A kustomization's fields (empty when it cannot be read or is not a mapping), and the paths it
-    names as patches in `patchesStrategicMerge`, `patches[].path` or `patchesJson6902[].path`, as written."""
+def read_kustomization(kustomization: str) -> Kustomization:
+    """A kustomization's fields, and the paths it names as patches in `patchesStrategicMerge`,
+    `patches[].path` or `patchesJson6902[].path`."""
     from meshlint.source.loader import load_file
 
     try:
         loaded = load_file(kustomization, input_file=False)
     except OSError:
-        return {}, []
+        return Kustomization({}, [], ())
     fields: dict[str, Any] = {}
     found: list[str] = []
     for document in loaded.documents:
@@ -83,7 +97,7 @@ def read_kustomization(kustomization: str) -> tuple[dict[str, Any], list[str]]:
             for entry in _list(data.get(key)):
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                     found.append(entry["path"])
-    return fields, found
+    return Kustomization(fields, found, loaded.lines)
 
 
 def _list(value: Any) -> list[Any]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from meshlint.source import inputs
-from meshlint.source.kustomize import KUSTOMIZATION_NAMES, kustomizations, read_kustomization
+from meshlint.source.kustomize import KUSTOMIZATION_NAMES, Kustomization, kustomizations, patch_paths, read_kustomization
 
 CHART_FILE = "Chart.yaml"
 MOST_KUSTOMIZATIONS = 20_000  # a walk of kustomizations through `../` stops there: a tree is never that deep
@@ -50,6 +50,7 @@ class Units:
         # Istio keys a kustomization itself writes (an inline patch adding an injection annotation):
         # a sign of Istio for its unit, which no object of the run shows until the overlay is built.
         self.signs = signs or []
+        self.fragments: frozenset[str] = frozenset()  # real paths of the patches the run's kustomizations name
 
     def of(self, file: str) -> frozenset[str]:
         """The units of the file at this absolute path (none: the path rule decides for it)."""
@@ -63,6 +64,10 @@ class Units:
                 self._memo.clear()
             self._memo[file] = found
         return found
+
+    def named(self, path: str) -> frozenset[str]:
+        """The units of a file as the run names it (relative or absolute; stdin is in none)."""
+        return NO_UNITS if path.startswith("<") else self.of(inputs.absolute(path))
 
     def __bool__(self) -> bool:
         return bool(self._members) or self._charts
@@ -88,15 +93,21 @@ def find_units(files: Iterable[str]) -> Units:
         return Units()
     graph: dict[str, tuple[list[str], list[str]]] = {}  # kustomization -> (kustomizations it lists, files it lists)
     signs: list[Sign] = []
-    todo = [os.path.abspath(k) for k in found]
+    fragments: set[str] = set()
+    named = {os.path.abspath(k): k for k in found}
+    todo = list(named)
     while todo and len(graph) < MOST_KUSTOMIZATIONS:
         path = todo.pop()
         if path in graph:
             continue
-        children, listed_files, sign = _references(path)
+        read = read_kustomization(path)
+        children, listed_files = _references(path, read)
         graph[path] = (children, listed_files)
+        sign = _sign(path, read.lines)
         if sign is not None:
             signs.append(sign)
+        if path in named:  # the patches of the run's own kustomizations: fragments, never whole objects
+            fragments |= patch_paths(named[path], read.patches)
         todo.extend(c for c in children if c not in graph)
     listed = {child for children, _ in graph.values() for child in children}
     members: dict[str, set[str]] = {}
@@ -106,7 +117,9 @@ def find_units(files: Iterable[str]) -> Units:
         name = _display(os.path.dirname(root))
         for file in _closure(root, graph):
             members.setdefault(file, set()).add(name)
-    return Units({file: frozenset(names) for file, names in members.items()}, signs=sorted(signs))
+    units = Units({file: frozenset(names) for file, names in members.items()}, signs=sorted(signs))
+    units.fragments = frozenset(fragments)
+    return units
 
 
 def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterator[str]:
@@ -123,10 +136,10 @@ def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterat
                 todo.append(child)
 
 
-def _references(kustomization: str) -> tuple[list[str], list[str], Sign | None]:
+def _references(kustomization: str, read: Kustomization) -> tuple[list[str], list[str]]:
     """The kustomizations (folders with one) and the files a kustomization lists, as absolute paths (its
-    patches and the values files of its Helm charts are members too), and the first Istio key it writes."""
-    data, patches = read_kustomization(kustomization)
+    patches and the values files of its Helm charts are members too)."""
+    data, patches = read.fields, read.patches
     base = os.path.dirname(kustomization)
     children: list[str] = []
     members = [os.path.normpath(os.path.join(base, p)) for p in patches]
@@ -146,19 +159,15 @@ def _references(kustomization: str) -> tuple[list[str], list[str], Sign | None]:
         if isinstance(chart, dict):
             named = [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
             members.extend(os.path.normpath(os.path.join(base, v)) for v in named if isinstance(v, str) and not _remote(v))
-    return children, members, _sign(kustomization)
+    return children, members
 
 
-def _sign(kustomization: str) -> Sign | None:
+def _sign(kustomization: str, lines: Sequence[str]) -> Sign | None:
     """The first line of a kustomization that writes an Istio key (`sidecar.istio.io/inject` in an inline
     patch, `istio.io/rev` in `commonLabels`), with the key."""
-    try:
-        text = inputs.read(kustomization).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    if "istio" not in text:
-        return None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
+        if "istio" not in line:
+            continue
         found = _ISTIO_KEY.search(line)
         if found is not None and not line.lstrip().startswith("#"):
             key = found.group(0).replace("~1", "/")
