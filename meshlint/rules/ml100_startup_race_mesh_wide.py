@@ -149,6 +149,8 @@ def combine(findings: Sequence[Finding], units_of: Callable[[str], list[str]], s
 
 
 def _grouped(members: list[Finding], units: tuple[str, ...], source: MeshSource | None) -> Issue | Finding:
+    if source is None and len(members) == 1:  # no source to set, no other workload: said at the workload, with its fix
+        return members[0]._replace(message=f"{members[0].message}; {ALONE}")
     position = _position(source) if source is not None else Position(members[0].path, members[0].line, members[0].column)
     # A workload at the finding's own place is named alone; the others with where they are.
     names = [_title(f) if (f.path, f.line, f.column) == tuple(position) else f"{_title(f)} ({f.path}:{f.line})" for f in members[:NAMED]]
@@ -160,13 +162,14 @@ def _grouped(members: list[Finding], units: tuple[str, ...], source: MeshSource 
     else:
         said = f"{len(members)} workloads with a classic istio-proxy sidecar start without it{scope}: {listed}"
     off = "off in this mesh-wide configuration" if source is not None else "off mesh-wide (Istio's default)"
-    message = f"holdApplicationUntilProxyStarts is {off}: {said}; none shows a call out at startup that needs the hold on that workload alone"
-    related = tuple(Position(f.path, f.line, f.column) for f in members)
     where = "here" if source is not None else "in the mesh-wide configuration (IstioOperator, istiod's Helm values or the istio ConfigMap)"
-    help_text = f"set meshConfig.defaultConfig.holdApplicationUntilProxyStarts: true {where}: every pod then waits for its proxy"
-    if source is None and len(members) == 1:  # no source to set, no other workload: said at the workload, with its fix
-        return members[0]._replace(message=f"{members[0].message}; {ALONE}")
-    return Issue(position, message, help_text, related=related, fix=_hold_fix(source) if source is not None else None)
+    return Issue(
+        position,
+        f"holdApplicationUntilProxyStarts is {off}: {said}; none shows a call out at startup that needs the hold on that workload alone",
+        f"set meshConfig.defaultConfig.holdApplicationUntilProxyStarts: true {where}: every pod then waits for its proxy",
+        related=tuple(Position(f.path, f.line, f.column) for f in members),
+        fix=_hold_fix(source) if source is not None else None,
+    )
 
 
 def _title(found: Finding) -> str:
