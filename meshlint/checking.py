@@ -183,7 +183,7 @@ def check(
     fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
     kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
     no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None, docs_url: str | None, max_file_size: str | None, fail_on_skipped: bool | None, fix: bool,
+    stdin_filename: str | None, docs_url: str | None, max_file_size: str | None, fail_on_skipped: bool | None, render: str | None, fix: bool,
     show_diff: bool,
     unsafe_fixes: bool, cache_dir: str | None, no_cache: bool,
 ) -> None:
@@ -233,6 +233,7 @@ def check(
     config.docs_url = docs_url or config.docs_url
     config.max_file_size = size_limit or config.max_file_size
     config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
+    config.render = render or config.render
     configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
 
     flags = report_flags

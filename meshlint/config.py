@@ -57,6 +57,7 @@ class Config:
     report_unused_suppressions: bool
     docs_url: str | None  # where the rules page (docs/rules.md) is published: SARIF links each rule's section
     max_file_size: int  # bytes: a larger input is reported and passed over, unread
+    render: str  # "auto": build root kustomizations with the real tool when one is found; "never"
     # Where each setting was written, by its dotted key (`mesh.context`, a list item as `mesh.context.0`):
     # `file:line`, or the file alone where lines are not known (pyproject.toml), for errors to name.
     origins: dict[str, str]
@@ -88,6 +89,7 @@ class Config:
         report_unused_suppressions: bool = False,
         docs_url: str | None = None,
         max_file_size: int = inputs.MAX_FILE_SIZE,
+        render: str = "auto",
         origins: dict[str, str] | None = None,
     ) -> None:
         self.path = path
@@ -115,6 +117,7 @@ class Config:
         self.report_unused_suppressions = report_unused_suppressions
         self.docs_url = docs_url
         self.max_file_size = max_file_size
+        self.render = render
         self.origins = {} if origins is None else origins
 
     def at(self, key: str, item: int | None = None) -> str:
@@ -347,6 +350,7 @@ def _build(raw: dict[str, Any], path: str) -> Config:
     config.docs_url = raw.get("docs-url")
     config.rule_options = {str(k): dict(v) for k, v in raw.get("rules", {}).items()}
     config.max_file_size = inputs.parse_size(raw.get("max-file-size", inputs.MAX_FILE_SIZE)) or inputs.MAX_FILE_SIZE
+    config.render = raw.get("render", "auto")
     return config
 
 

@@ -95,6 +95,8 @@ CHECK_OPTIONS = (
            metavar="SIZE"),
     Option(("--fail-on-skipped",), "fail_on_skipped", FLAG, "Exit 1 when any input was passed over whole (a Helm template, not a manifest).",
            config_decides=True),
+    Option(("--render",), "render", CHOICE, "auto (the default): build each root kustomization with kustomize or kubectl when on PATH, "
+           "and check what it deploys; never: check the files as written (config: render).", choices=("auto", "never")),
     Option(("--fix",), "fix", FLAG, "Apply the safe fixes to the files given (never stdin, never a file with a syntax error), then report what remains."),
     Option(("--diff",), "show_diff", FLAG, "Print the fixes --fix would make as a unified diff and write nothing; exit 1 when there is one."),
     Option(("--unsafe-fixes",), "unsafe_fixes", FLAG, "Fixes that change behaviour beyond the finding count too: --fix and --diff apply them, [*] marks them."),

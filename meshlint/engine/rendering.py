@@ -1,0 +1,304 @@
+"""Judging what the overlays deploy (wave-3 spec V1, "Rendering"): each root kustomization that builds is
+checked as built, in its own unit, and what it finds is reported at the file and line the object was
+written in.
+
+Rendered findings take the place of the raw ones in the files every unit of which was built: a finding
+an overlay's patch settles is gone, one a patch brings is there, and one that holds in several overlays
+is said once, naming them. A rendered finding at the very place and with the very words of the raw one
+is the raw one (its fix, its fingerprint, its suppression comments). Files in a unit that did not build
+keep their raw findings, and the notes say why that unit was not built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+from meshlint.findings import Finding, Position
+from meshlint.model.resource import Resource, resources_of
+from meshlint.rule import Rule
+from meshlint.source import inputs
+from meshlint.source.document import Node
+from meshlint.source.loader import load_file
+from meshlint.source.render import Rendered, Renderer, render
+from meshlint.source.units import Units
+from meshlint.suppressions import comment_suppression
+
+FindingKey = tuple[str, int, int, str, str]
+
+
+class Outcome(NamedTuple):
+    """The run's findings once rendering has spoken, the units each rendered finding holds in, notes."""
+
+    findings: list[Finding]
+    units: dict[FindingKey, list[str]]
+    notes: list[str]
+    rendered: int  # roots built
+
+
+def key_of(finding: Finding) -> FindingKey:
+    return (finding.path, finding.line, finding.column, finding.code, finding.message)
+
+
+def apply(
+    findings: list[Finding], units: Units, renderer: Renderer, check: Callable[[str, bytes], Iterable[Finding]], names: dict[str, str],
+    rules: Sequence[Rule], fingerprint: Callable[[list[Finding]], list[Finding]], limit: int, jobs: int,
+) -> Outcome:
+    """`check(path, text)`: a rendered stream's findings, as if it were the file at `path`; `names`: the run's
+    name of each file it checks, by real path. Only those files' findings change: a unit's other files
+    (a base beside a named overlay file in a pre-commit run) are not reported on."""
+    built = render(units.roots, renderer, limit, jobs)
+    notes = [f"{r.root.name}: not rendered ({renderer.name}): {r.error}; its files are checked as written" for r in built if r.text is None]
+    done = {r.root.name for r in built if r.text is not None}
+    if not done:
+        return Outcome(findings, {}, notes, 0)
+    covered = {real for r in built if r.text is not None for f in r.root.files if units.of(f) <= done and (real := os.path.realpath(f)) in names}
+    raw = {key_of(f): f for f in findings}
+    kept = [f for f in findings if f.resource is None or os.path.realpath(f.path) not in covered]
+    found: dict[FindingKey, Finding] = {}
+    held: dict[FindingKey, list[str]] = {}
+    by_code = {rule.code: rule for rule in rules}
+    sources = _Sources(names)
+    for each in built:
+        if each.text is None:
+            continue
+        stream = names.get(os.path.realpath(each.root.kustomization), each.root.kustomization)
+        moved = _Relocation(each, stream, sources, units.fragments)
+        for finding in check(stream, each.text):
+            placed = moved.finding(finding)
+            if placed is None or os.path.realpath(placed.path) not in covered:
+                continue
+            rule = by_code.get(placed.code)
+            lines = sources.lines(placed.path)
+            if rule is not None and lines is not None and comment_suppression(lines, placed.position, rule) is not None:
+                continue
+            key = key_of(placed)
+            if key not in found:
+                found[key] = raw.get(key, placed)
+            held.setdefault(key, [])
+            if each.root.name not in held[key]:
+                held[key].append(each.root.name)
+    kept.extend(f for k, f in found.items() if k in raw)
+    kept.extend(fingerprint([f for k, f in found.items() if k not in raw]))
+    return Outcome(kept, {k: sorted(v) for k, v in held.items()}, notes, len(done))
+
+
+class _Sources:
+    """The source files rendered objects came from, each loaded once."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self._loaded: dict[str, tuple[list[Resource], Sequence[str]] | None] = {}
+
+    def name(self, absolute: str) -> str:
+        real = os.path.realpath(absolute)
+        named = self.names.get(real)
+        if named is not None:
+            return named
+        relative = os.path.relpath(absolute, inputs.cwd())
+        return absolute if relative.startswith("..") else relative
+
+    def resources(self, path: str) -> list[Resource]:
+        loaded = self._load(path)
+        return loaded[0] if loaded is not None else []
+
+    def lines(self, path: str) -> Sequence[str] | None:
+        loaded = self._load(path)
+        return loaded[1] if loaded is not None else None
+
+    def _load(self, path: str) -> tuple[list[Resource], Sequence[str]] | None:
+        if path not in self._loaded:
+            try:
+                loaded = load_file(path, input_file=False)
+            except OSError:
+                self._loaded[path] = None
+            else:
+                found = [r for document in loaded.documents for r in resources_of(document)]
+                self._loaded[path] = (found, loaded.lines)
+        return self._loaded[path]
+
+
+class _Relocation:
+    """Places in one rendered stream, moved to where their object was written."""
+
+    def __init__(self, built: Rendered, stream: str, sources: _Sources, fragments: frozenset[str]) -> None:
+        assert built.text is not None
+        self.built, self.stream, self.sources = built, stream, sources
+        loaded = load_file(stream, data=built.text, input_file=False)
+        self.lines = loaded.lines
+        self.rendered = [r for document in loaded.documents for r in resources_of(document)]
+        self.starts = sorted((r.document.line, n) for n, r in enumerate(self.rendered))
+        self.root_name = sources.name(built.root.kustomization)
+        # The root's patch files, where a field no source file has was most likely written.
+        self.patches = sorted(sources.name(f) for f in built.root.files if os.path.realpath(f) in fragments)
+
+    def finding(self, finding: Finding) -> Finding | None:
+        if finding.path != self.stream:
+            return finding
+        place, written, rendered = self._locate(finding.position)
+        if place is None:
+            return None
+        message, help_ = finding.message, finding.help
+        resource = finding.resource
+        if written is not None and rendered is not None:
+            # Said of the object as written, so that what each overlay finds at one place is one finding.
+            resource = written.identity
+            if written.name and written.name != rendered.name:
+                message = message.replace(f"{rendered.kind} {rendered.name}", f"{written.kind} {written.name}")
+                help_ = help_.replace(f"{rendered.kind} {rendered.name}", f"{written.kind} {written.name}")
+        related = tuple(p for p in (self.position(r) if r.path == self.stream else r for r in finding.related) if p is not None and p != place)
+        lines = self.sources.lines(place.path)
+        source = lines[place.line - 1] if lines is not None and 1 <= place.line <= len(lines) else None
+        return finding._replace(
+            path=place.path, line=place.line, column=place.column, source=source, rendered_from=None, related=related, fix=None, fingerprint="",
+            message=self.cited(message, place.path), help=self.cited(help_, place.path), resource=resource,
+        )
+
+    def cited(self, text: str, here: str) -> str:
+        """`text` with the stream's lines it cites (`line 21`, `<stream>:21`) made the written ones."""
+        if "line " not in text and self.stream + ":" not in text:
+            return text
+
+        def moved(number: str, bare: bool) -> str:
+            line = int(number)
+            written = self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
+            place = self.position(Position(self.stream, line, _indent(written) + 1))
+            if place is None:
+                return f"line {number}" if bare else f"{self.stream}:{number}"
+            return f"line {place.line}" if bare and place.path == here else f"{place.path}:{place.line}"
+
+        text = re.sub(re.escape(self.stream) + r":(\d+)", lambda m: moved(m.group(1), False), text)
+        return re.sub(r"\bline (\d+)\b", lambda m: moved(m.group(1), True), text)
+
+    def position(self, position: Position) -> Position | None:
+        return self._locate(position)[0]
+
+    def _locate(self, position: Position) -> tuple[Position | None, Resource | None, Resource | None]:
+        """Where the thing at `position` of the stream was written (in the object's own file when it is
+        there, else in a patch of the root that writes it, else at its nearest enclosing field that is),
+        the object as written and as built."""
+        resource = self._resource_at(position.line)
+        if resource is None:
+            return Position(self.root_name, 1, 1), None, None
+        origin = resource.rendered_from
+        if origin is None:  # made by a generator: the kustomization that configured it
+            return Position(self.root_name, 1, 1), None, resource
+        path = self.sources.name(os.path.normpath(os.path.join(self.built.folder, origin)))
+        steps = _steps(resource.root, position)
+        at_key = _at_key(resource.root, steps, position)
+        written = _matching(self.sources.resources(path), resource)
+        if written is None:
+            return Position(path, 1, 1), None, resource
+        node, whole = _walk(written.root, steps)
+        if not whole:
+            for patch in self.patches:
+                patched = _matching(self.sources.resources(patch), resource)
+                if patched is not None:
+                    in_patch, found = _walk(patched.root, steps)
+                    if found:
+                        return self._inside(in_patch, resource.root, steps, position, at_key), written, resource
+            return _place(node, at_key), written, resource
+        return self._inside(node, resource.root, steps, position, at_key), written, resource
+
+    def _inside(self, written: Node, rendered_root: Node, steps: list[Step], position: Position, at_key: bool) -> Position:
+        """A place inside a written value (a line of a script): as many lines below the value's start as
+        in the stream, shifted by the two lines' indentation."""
+        place = _place(written, at_key)
+        rendered, _ = _walk(rendered_root, steps)
+        start = rendered.pos
+        if at_key or not isinstance(rendered.value, str) or position.line <= start.line:
+            return place
+        line = place.line + position.line - start.line
+        lines = self.sources.lines(place.path)
+        if lines is None or line > len(lines):
+            return place
+        shift = _indent(lines[line - 1]) - _indent(self.lines[position.line - 1]) if position.line <= len(self.lines) else 0
+        return Position(place.path, line, max(1, position.column + shift))
+
+    def _resource_at(self, line: int) -> Resource | None:
+        found = None
+        for start, n in self.starts:
+            if start > line:
+                break
+            found = self.rendered[n]
+        return found
+
+
+Step = tuple[str, object]  # ("key", key) or ("item", name or index)
+
+
+def _steps(root: Node, position: Position) -> list[Step]:
+    """The keys and list items from `root` down to the deepest node that starts at `position` (or, for
+    a place inside a value, the value that holds it)."""
+    best: list[Step] = []
+    best_start: tuple[int, int] = (0, 0)
+    stack: list[tuple[Node, list[Step]]] = [(root, [])]
+    target = (position.line, position.column)
+    while stack:
+        node, steps = stack.pop()
+        children: list[tuple[Node, Step]] = []
+        if node.is_map:
+            children = [(child, ("key", key)) for key, child in node.items()]
+        elif node.is_list:
+            children = [(child, ("item", _label(child, n))) for n, child in enumerate(node.elements())]
+        for child, step in children:
+            starts = [p for p in (child.key_pos, child.pos) if p is not None]
+            start = min((p.line, p.column) for p in starts) if starts else (0, 0)
+            if start > target:
+                continue
+            path = [*steps, step]
+            if start >= best_start:
+                best, best_start = path, start
+            stack.append((child, path))
+    return best
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _label(node: Node, index: int) -> object:
+    name = node.get("name").value if node.is_map else None
+    return name if isinstance(name, str) and name else index
+
+
+def _walk(root: Node, steps: list[Step]) -> tuple[Node, bool]:
+    """The node `steps` lead to from `root`, or the deepest one they reach, and whether they all did."""
+    node = root
+    for kind, label in steps:
+        if kind == "key":
+            child = node.get(label) if node.is_map else None
+        elif isinstance(label, str):
+            child = next((c for c in node.elements() if c.is_map and c.get("name").value == label), None)
+        else:
+            child = node.at(label) if node.is_list and isinstance(label, int) else None
+        if child is None or not child.exists:
+            return node, False
+        node = child
+    return node, True
+
+
+def _at_key(root: Node, steps: list[Step], position: Position) -> bool:
+    node, _ = _walk(root, steps)
+    key = node.key_pos
+    return key is not None and (key.line, key.column) == (position.line, position.column)
+
+
+def _place(node: Node, at_key: bool) -> Position:
+    return (node.key_pos if at_key and node.key_pos is not None else None) or node.pos
+
+
+def _matching(written: list[Resource], rendered: Resource) -> Resource | None:
+    """The object of a source file a rendered one was made from: same kind, and the same name, or the
+    name a prefix or suffix was added to (the longest such), or the file's only object of that kind."""
+    same_kind = [r for r in written if r.kind == rendered.kind]
+    if len(same_kind) == 1:
+        return same_kind[0]
+    exact = [r for r in same_kind if r.name == rendered.name]
+    if exact:
+        return exact[0]
+    within = [r for r in same_kind if r.name and r.name in rendered.name]
+    return max(within, key=lambda r: len(r.name)) if within else None
+

@@ -1,0 +1,201 @@
+"""Rendering (wave-3 spec V1): root kustomizations built with the real kustomize (the one in the kubectl the
+test extra installs), judged as built, and reported where their objects were written. Each test fails
+without rendering: the raw files alone say the opposite."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from meshlint.cli import main
+from meshlint.source.render import Renderer, find_renderer, first_error, render
+from meshlint.source.units import find_units
+
+_found = find_renderer()
+assert _found is not None, "no kustomize or kubectl: install the test extra"
+RENDERER: Renderer = _found
+
+HOLD = "proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}'"
+BASE_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    metadata:
+      labels: {app: api, sidecar.istio.io/inject: "true"}
+    spec:
+      containers:
+        - name: api
+          image: api
+          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]
+"""
+HOLD_PATCH = f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    metadata:
+      annotations:
+        {HOLD}
+"""
+GRACE_PATCH = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 10
+"""
+MESH = """apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: mesh}
+spec:
+  meshConfig:
+    defaultConfig:
+      terminationDrainDuration: 20s
+"""
+RACE = (
+    "app/base/deploy.yaml:7:5: error ML101 startup-race: Deployment {name} can start before its istio-proxy sidecar is ready: "
+    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts "
+    "is false (default); it calls out at startup: command calls http://config/seed with curl (line 13)"
+)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def check(*args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(main, ["check", "--no-cache", *args])
+    return result.exit_code, result.stdout.splitlines()
+
+
+def overlays(prod: dict[str, str], prod_resources: str = "[../../base]", prod_extra: str = "") -> dict[str, str]:
+    tree = {
+        "app/base/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "app/base/deploy.yaml": BASE_DEPLOYMENT,
+        "app/overlays/dev/kustomization.yaml": "resources: [../../base]\nnamePrefix: dev-\n",
+        "app/overlays/prod/kustomization.yaml": f"resources: {prod_resources}\nnamespace: prod\n{prod_extra}",
+    }
+    tree.update({f"app/overlays/prod/{name}": text for name, text in prod.items()})
+    return tree
+
+
+def test_a_base_fixed_by_an_overlay_patch_is_reported_for_the_other_overlay_only(tmp_path, monkeypatch):
+    """prod patches in the hold annotation: only dev deploys the race, and the finding names dev alone."""
+    write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    # As written, the base races in both.
+    assert check("--format", "concise", "--render", "never", "--select", "ML101") == (1, [RACE.format(name="api").replace("ML101 ", "ML101 [*] ")])
+    # Built, dev's race is the base's own finding (said of the object as written, and with its fix).
+    assert check("--format", "concise", "--select", "ML101") == (1, [RACE.format(name="api").replace("ML101 ", "ML101 [*] ")])
+    [found] = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
+    assert (found["path"], found["line"], found["units"]) == ("app/base/deploy.yaml", 7, ["app/overlays/dev"])
+
+
+def test_a_finding_both_overlays_deploy_is_said_once_naming_both(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}))
+    monkeypatch.chdir(tmp_path)
+    found = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
+    assert [(f["path"], f["line"], f["column"], f["units"], f["fix"] is not None) for f in found] == [
+        ("app/base/deploy.yaml", 7, 5, ["app/overlays/dev", "app/overlays/prod"], True),
+    ]
+    [result] = json.loads("\n".join(check("--format", "sarif", "--select", "ML101")[1]))["runs"][0]["results"]
+    assert result["properties"] == {"units": ["app/overlays/dev", "app/overlays/prod"]}
+
+
+def test_a_field_an_overlay_patch_adds_is_reported_at_the_patch_line(tmp_path, monkeypatch):
+    """prod's patch cuts the grace period below the mesh's drain: the finding is at the patch's line."""
+    write_tree(tmp_path, overlays({"grace.yaml": GRACE_PATCH, "mesh.yaml": MESH}, "[../../base, mesh.yaml]", "patches:\n  - path: grace.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    assert check("--format", "concise", "--select", "ML301", "--render", "never") == (0, [])
+    assert check("--format", "concise", "--select", "ML301") == (1, [
+        "app/overlays/prod/grace.yaml:8:38: error ML301 drain-exceeds-grace: terminationDrainDuration 20s (app/overlays/prod/mesh.yaml:7) > "
+        "terminationGracePeriodSeconds 10 (app/overlays/prod/grace.yaml:8): the kubelet kills istio-proxy at the deadline, so its drain "
+        "is cut short by 10s and the connections still open are reset",
+    ])
+
+
+def test_a_suppression_comment_in_the_base_silences_what_the_overlays_find(tmp_path, monkeypatch):
+    tree = overlays({})
+    tree["app/base/deploy.yaml"] = BASE_DEPLOYMENT.replace("    metadata:\n", "    metadata:  # meshlint: disable=ML101\n", 1)
+    write_tree(tmp_path, tree)
+    monkeypatch.chdir(tmp_path)
+    assert check("--format", "concise", "--select", "ML101") == (0, [])
+
+
+def test_a_root_that_does_not_build_is_named_and_its_files_are_checked_as_written(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}, "[../../base, missing.yaml]"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
+    notes = [line for line in result.stderr.splitlines() if "not rendered" in line]
+    # kustomize's own words vary with its version: what it speaks of, and that no path of this machine is in them.
+    [note] = notes
+    assert note.startswith(f"meshlint: app/overlays/prod: not rendered ({RENDERER.name}): accumulating resources: "), note
+    assert "'missing.yaml'" in note and str(tmp_path) not in note and note.endswith("; its files are checked as written"), note
+    # The base is in a unit that did not build: its raw finding stands, named for both overlays.
+    found = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
+    assert [(f["path"], f["units"]) for f in found] == [("app/base/deploy.yaml", ["app/overlays/dev", "app/overlays/prod"])]
+    assert result.stdout.splitlines()[-1].endswith("1 of 2 root kustomizations rendered with " + RENDERER.name)
+
+
+def test_a_remote_base_is_never_fetched(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}, "[../../base, 'https://github.com/example/app//base?ref=v1']"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
+    assert ("app/overlays/prod: not rendered (" + RENDERER.name + "): needs the remote base https://github.com/example/app//base?ref=v1, "
+            "which is never fetched; its files are checked as written") in result.output
+
+
+def test_a_named_overlay_file_reports_only_on_itself(tmp_path, monkeypatch):
+    """pre-commit names prod's patch: prod is built, and only what lands in the named file is reported."""
+    write_tree(tmp_path, overlays({"grace.yaml": GRACE_PATCH, "mesh.yaml": MESH}, "[../../base, mesh.yaml]", "patches:\n  - path: grace.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    code, out = check("--format", "concise", "app/overlays/prod/grace.yaml", "app/overlays/prod/kustomization.yaml")
+    assert (code, [line.split(" ")[0] for line in out]) == (1, ["app/overlays/prod/grace.yaml:8:38:"])
+
+
+def test_render_never_in_the_config_checks_files_as_written(tmp_path, monkeypatch):
+    write_tree(tmp_path, {**overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"), ".meshlint.yaml": "render: never\n"})
+    monkeypatch.chdir(tmp_path)
+    [found] = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
+    assert found["units"] == ["app/overlays/dev", "app/overlays/prod"]
+
+
+def test_render_builds_with_origins_and_stops_a_build_that_writes_too_much(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}))
+    monkeypatch.chdir(tmp_path)
+    units = find_units([str(p) for p in sorted(tmp_path.rglob("*.yaml"))])
+    dev, prod = render(units.roots, RENDERER, limit=1 << 20, jobs=2)
+    assert dev.error is None and dev.text is not None and b"config.kubernetes.io/origin" in dev.text and b"name: dev-api" in dev.text
+    assert prod.text is not None and b"namespace: prod" in prod.text
+    [small] = render(units.roots[:1], RENDERER, limit=100)
+    assert (small.text, small.error) == (None, f"{RENDERER.name} wrote more than 100 bytes")
+
+
+def test_the_first_error_line_is_the_renderers_own_words():
+    text = 'E1204 18:43:09.338609 2156 run.go:72] "command failed" err="boom"\nerror: accumulating resources: boom\n'
+    assert first_error(text, "kubectl kustomize") == "accumulating resources: boom"
+    # What kustomize says of our wrapper before it speaks of the root is left out, and the paths shortened.
+    wrapped = "Error: accumulating resources: from '../x': '/w/x' must resolve to a file': recursed accumulation of path '/w/x': bad patch in /w/x/p.yaml"
+    assert first_error(wrapped, "kustomize build", "/w") == "bad patch in x/p.yaml"
+    assert first_error("", "kustomize build") == "kustomize build failed"
+    assert first_error("Error: " + "x" * 300, "kustomize build") == "x" * 237 + "..."
+
+
+def test_no_renderer_on_the_path_leaves_the_files_as_written(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("meshlint.source.render.find_renderer", lambda path=None: None)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
+    assert "2 root kustomizations not rendered: neither kustomize nor kubectl is on PATH" in result.output
+    assert os.path.exists(tmp_path / "app/base/deploy.yaml")
