@@ -23,7 +23,7 @@ from meshlint.source import inputs
 from meshlint.source.document import Node
 from meshlint.source.loader import load_file
 from meshlint.source.render import Rendered, Renderer, render
-from meshlint.source.units import Units
+from meshlint.source.units import Root, Units
 from meshlint.suppressions import comment_suppression
 
 FindingKey = tuple[str, int, int, str, str]
@@ -43,13 +43,13 @@ def key_of(finding: Finding) -> FindingKey:
 
 
 def apply(
-    findings: list[Finding], units: Units, renderer: Renderer, check: Callable[[str, bytes], Iterable[Finding]], names: dict[str, str],
+    findings: list[Finding], units: Units, roots: list[Root], renderer: Renderer, check: Callable[[str, bytes], Iterable[Finding]], names: dict[str, str],
     rules: Sequence[Rule], fingerprint: Callable[[list[Finding]], list[Finding]], limit: int, jobs: int,
 ) -> Outcome:
     """`check(path, text)`: a rendered stream's findings, as if it were the file at `path`; `names`: the run's
     name of each file it checks, by real path. Only those files' findings change: a unit's other files
     (a base beside a named overlay file in a pre-commit run) are not reported on."""
-    built = render(units.roots, renderer, limit, jobs)
+    built = render(roots, renderer, limit, jobs)
     notes = [f"{r.root.name}: not rendered ({renderer.name}): {r.error}; its files are checked as written" for r in built if r.text is None]
     done = {r.root.name for r in built if r.text is not None}
     if not done:

@@ -275,7 +275,7 @@ def _run(
             cache.put(result.cache_key, result)
     if cache is not None:
         cache.save()
-    if beyond and units.roots and top.render == "auto":
+    if beyond and any(not root.component for root in units.roots) and top.render == "auto":
         _rendered(plan, report, units, checked, jobs)
     report.findings = _combined(plan, report.findings)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
@@ -296,8 +296,9 @@ def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs
     from meshlint.source.render import find_renderer
 
     renderer = find_renderer()
+    roots = [root for root in units.roots if not root.component]
     if renderer is None:
-        report.notes.append(f"{len(units.roots)} root kustomization{'s' if len(units.roots) != 1 else ''} not rendered: neither kustomize nor kubectl "
+        report.notes.append(f"{len(roots)} root kustomization{'s' if len(roots) != 1 else ''} not rendered: neither kustomize nor kubectl "
                             "is on PATH; their files are checked as written (--render never says this is meant)")
         return
     from meshlint.engine import rendering
@@ -305,13 +306,13 @@ def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs
     names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
     rules = plan.governing.rules()
     outcome = rendering.apply(
-        report.findings, units, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
+        report.findings, units, roots, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
         lambda found: fingerprinted(found, plan.root), plan.governing.top.config.max_file_size, jobs,
     )
     report.findings = outcome.findings
     report.notes.extend(outcome.notes)
     report.held_in = outcome.units
-    report.summary.rendered = f"{outcome.rendered} of {len(units.roots)} root kustomization{'s' if len(units.roots) != 1 else ''} rendered with {renderer.name}"
+    report.summary.rendered = f"{outcome.rendered} of {len(roots)} root kustomization{'s' if len(roots) != 1 else ''} rendered with {renderer.name}"
 
 
 def _signs_seen(seen: set[tuple[str, int, int, str]]) -> str:

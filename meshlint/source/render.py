@@ -99,6 +99,8 @@ def _build(root: Root, folder: str, renderer: Renderer, limit: int) -> Rendered:
     if text is None:
         with open(err_path, "rb") as err_file:
             said = err_file.read(64 * 1024).decode("utf-8", "replace")
+        # What kustomize says of our wrapper's entry is said of the root as the user names it.
+        said = said.replace(f"'{target}'", f"'{root.name}'")
         return Rendered(root, None, first_error(said, renderer.name, os.getcwd()), folder)
     return Rendered(root, text, None, folder)
 

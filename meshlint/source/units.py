@@ -47,6 +47,7 @@ class Root(NamedTuple):
     name: str
     files: frozenset[str]
     remote: str | None
+    component: bool  # a `kind: Component` no kustomization lists: a piece of overlays to come, never built alone
 
 
 class Units:
@@ -104,6 +105,7 @@ def find_units(files: Iterable[str]) -> Units:
         return Units()
     graph: dict[str, tuple[list[str], list[str]]] = {}  # kustomization -> (kustomizations it lists, files it lists)
     remotes: dict[str, str] = {}  # kustomization -> the first remote entry it lists
+    components: set[str] = set()
     signs: list[Sign] = []
     fragments: set[str] = set()
     named = {os.path.abspath(k): k for k in found}
@@ -117,6 +119,8 @@ def find_units(files: Iterable[str]) -> Units:
         graph[path] = (children, listed_files)
         if remote is not None:
             remotes[path] = remote
+        if read.fields.get("kind") == "Component":
+            components.add(path)
         sign = _sign(path, read.lines)
         if sign is not None:
             signs.append(sign)
@@ -134,7 +138,7 @@ def find_units(files: Iterable[str]) -> Units:
         for file in reached:
             members.setdefault(file, set()).add(name)
         remote = next((remotes[k] for k in reached if k in remotes), None)
-        roots.append(Root(root, name, frozenset(reached), remote))
+        roots.append(Root(root, name, frozenset(reached), remote, root in components))
     units = Units({file: frozenset(names) for file, names in members.items()}, signs=sorted(signs))
     units.fragments = frozenset(fragments)
     units.roots = roots
