@@ -199,3 +199,27 @@ def test_no_renderer_on_the_path_leaves_the_files_as_written(tmp_path, monkeypat
     result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
     assert "2 root kustomizations not rendered: neither kustomize nor kubectl is on PATH" in result.output
     assert os.path.exists(tmp_path / "app/base/deploy.yaml")
+
+
+def test_a_named_base_file_is_judged_as_each_overlay_deploys_it(tmp_path, monkeypatch):
+    """pre-commit names only the base: the overlays that reach it are found and built, and prod's patch
+    settles the race there, so the finding names dev alone."""
+    write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    found = json.loads("\n".join(check("--format", "json", "--select", "ML101", "app/base/deploy.yaml")[1]))["findings"]
+    assert [(f["path"], f["line"], f["units"]) for f in found] == [("app/base/deploy.yaml", 7, ["app/overlays/dev"])]
+    # As written, the base alone is its own unit.
+    found = json.loads("\n".join(check("--format", "json", "--select", "ML101", "--render", "never", "app/base/deploy.yaml")[1]))["findings"]
+    assert [(f["path"], f["line"], f["units"]) for f in found] == [("app/base/deploy.yaml", 7, ["app/base"])]
+
+
+def test_a_field_a_json_patch_adds_is_reported_at_the_operation(tmp_path, monkeypatch):
+    json_patch = "- op: add\n  path: /spec/template/spec/terminationGracePeriodSeconds\n  value: 10\n"
+    extra = "patches:\n  - path: grace.yaml\n    target: {kind: Deployment, name: api}\n"
+    write_tree(tmp_path, overlays({"grace.yaml": json_patch, "mesh.yaml": MESH}, "[../../base, mesh.yaml]", extra))
+    monkeypatch.chdir(tmp_path)
+    assert check("--format", "concise", "--select", "ML301") == (1, [
+        "app/overlays/prod/grace.yaml:3:10: error ML301 drain-exceeds-grace: terminationDrainDuration 20s (app/overlays/prod/mesh.yaml:7) > "
+        "terminationGracePeriodSeconds 10 (app/overlays/prod/grace.yaml:3): the kubelet kills istio-proxy at the deadline, so its drain "
+        "is cut short by 10s and the connections still open are reset",
+    ])

@@ -90,6 +90,33 @@ def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> t
     return found, unseen
 
 
+def kustomizations_around(named: Iterable[str], governing: Governing) -> list[str]:
+    """Every kustomization of the repository (else the working folder) that holds a named file: the
+    overlays that may reach a named base file, which a pre-commit run names alone. Hidden folders and
+    excluded paths are passed over; the search stops at MOST_KUSTOMIZATIONS."""
+    from meshlint.source import gitexcludes
+    from meshlint.source.kustomize import KUSTOMIZATION_NAMES
+    from meshlint.source.units import MOST_KUSTOMIZATIONS
+
+    here = os.getcwd()
+    tops: set[str] = set()
+    for path in named:
+        folder = os.path.dirname(os.path.abspath(path))
+        tops.add(gitexcludes.repository_top(folder) or (here if _inside(folder, here) else folder))
+    found: list[str] = []
+    for top in sorted(tops):
+        for folder, folders, files in os.walk(top):
+            folders[:] = sorted(f for f in folders if not f.startswith("."))
+            for name in KUSTOMIZATION_NAMES:
+                if name in files:
+                    path = _shown(os.path.join(folder, name))
+                    if not governing.excluded(path):
+                        found.append(path)
+            if len(found) >= MOST_KUSTOMIZATIONS:
+                return found
+    return found
+
+
 def trees(sources: Iterable[str], governing: Governing) -> dict[str, list[str]]:
     """The named files holding mesh-wide sources, by the tree each governs."""
     found: dict[str, list[str]] = {}

@@ -91,6 +91,7 @@ class _Sources:
     def __init__(self, names: dict[str, str]) -> None:
         self.names = names
         self._loaded: dict[str, tuple[list[Resource], Sequence[str]] | None] = {}
+        self._operations: dict[str, list[tuple[list[str], Node]]] = {}
 
     def name(self, absolute: str) -> str:
         real = os.path.realpath(absolute)
@@ -103,6 +104,22 @@ class _Sources:
     def resources(self, path: str) -> list[Resource]:
         loaded = self._load(path)
         return loaded[0] if loaded is not None else []
+
+    def operations(self, path: str) -> list[tuple[list[str], Node]]:
+        """A JSON patch file's operations that set a value: (the path's segments, the value)."""
+        if path not in self._operations:
+            found: list[tuple[list[str], Node]] = []
+            try:
+                loaded = load_file(path, input_file=False)
+            except OSError:
+                loaded = None
+            for document in loaded.documents if loaded is not None else ():
+                for op in document.root.elements():
+                    pointer, value = op.get("path").value, op.get("value")
+                    if op.get("op").value in ("add", "replace") and isinstance(pointer, str) and pointer.startswith("/") and value.exists:
+                        found.append(([s.replace("~1", "/").replace("~0", "~") for s in pointer[1:].split("/")], value))
+            self._operations[path] = found
+        return self._operations[path]
 
     def lines(self, path: str) -> Sequence[str] | None:
         loaded = self._load(path)
@@ -199,6 +216,9 @@ class _Relocation:
                     in_patch, found = _walk(patched.root, steps)
                     if found:
                         return self._inside(in_patch, resource.root, steps, position, at_key), written, resource
+            operation = self._operation(steps)
+            if operation is not None:
+                return _place(operation, at_key), written, resource
             return _place(node, at_key), written, resource
         return self._inside(node, resource.root, steps, position, at_key), written, resource
 
@@ -216,6 +236,20 @@ class _Relocation:
             return place
         shift = _indent(lines[line - 1]) - _indent(self.lines[position.line - 1]) if position.line <= len(self.lines) else 0
         return Position(place.path, line, max(1, position.column + shift))
+
+    def _operation(self, steps: list[Step]) -> Node | None:
+        """The deepest place a JSON patch operation of the root writes on the way to `steps`: the one
+        whose path leads furthest along them, then down its value."""
+        best: tuple[int, Node] | None = None
+        for patch in self.patches:
+            for segments, value in self.sources.operations(patch):
+                if len(segments) > len(steps) or not all(_same(segment, step) for segment, step in zip(segments, steps, strict=False)):
+                    continue
+                node, _ = _walk(value, steps[len(segments):])
+                depth = len(segments)
+                if best is None or depth > best[0]:
+                    best = (depth, node)
+        return best[1] if best is not None else None
 
     def _resource_at(self, line: int) -> Resource | None:
         found = None
@@ -253,6 +287,15 @@ def _steps(root: Node, position: Position) -> list[Step]:
                 best, best_start = path, start
             stack.append((child, path))
     return best
+
+
+def _same(segment: str, step: Step) -> bool:
+    """A JSON pointer's segment names this step: the key, or a list index (or `-`, the end) for an item,
+    whose place in the list as patched is not known here."""
+    kind, label = step
+    if kind == "key":
+        return segment == label
+    return segment == "-" or (segment.isdigit() and (not isinstance(label, int) or int(segment) == label))
 
 
 def _indent(line: str) -> int:

@@ -41,7 +41,7 @@ from meshlint.model.prefilter import kind_lines, might_hold_context, might_show_
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import FILE, RUN, Rule, RuleContext
 from meshlint.source import inputs
-from meshlint.source.kustomize import patch_fragments
+from meshlint.source.kustomize import kustomizations, patch_fragments
 from meshlint.source.loader import (
     LoadedFile,
     decode,
@@ -159,10 +159,13 @@ def _run(
     # Where the mesh.context files' reading is kept, for runs of any size; and results, for big runs.
     folder = Folder(cache_dir, notes)
     cache_dir = folder.get() if folder.wanted and worth_caching(files, stdin) else None
-    units = find_units(files)  # before the first pass: which signs it must read depends on them
-    fragments = units.fragments
     taken = {inputs.real(f) for f in files if f != inputs.STDIN}
     named = sorted({p for p in paths if p != inputs.STDIN and os.path.isfile(p) and inputs.real(p) in taken})
+    # A run over named files (pre-commit) that will render finds the overlays reaching them too: a named
+    # base is judged as each overlay deploys it.
+    around = reach.kustomizations_around(named, governing) if named and beyond and top.render == "auto" and kustomizations(named) else []
+    units = find_units(files + around)  # before the first pass: which signs it must read depends on them
+    fragments = units.fragments
     code = code_fingerprint(rules) if cache_dir is not None else ""
     digests: dict[str, str] = {}
     first_pass = context_files = None
@@ -209,7 +212,7 @@ def _run(
     context.let_paths_go()
     mesh = context.mesh
     if extra:  # files a changed source brought in: their kustomizations may make more units
-        units = find_units(checked)
+        units = find_units(checked + around)
         mesh.set_units(units)
     for each in governing.all():
         bind(each, mesh)
@@ -296,14 +299,17 @@ def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs
     from meshlint.source.render import find_renderer
 
     renderer = find_renderer()
-    roots = [root for root in units.roots if not root.component]
+    names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
+    # Only the roots that reach a file of the run: a pre-commit run's units hold the whole repository's.
+    roots = [root for root in units.roots if not root.component and any(os.path.realpath(f) in names for f in root.files)]
+    if not roots:
+        return
     if renderer is None:
         report.notes.append(f"{len(roots)} root kustomization{'s' if len(roots) != 1 else ''} not rendered: neither kustomize nor kubectl "
                             "is on PATH; their files are checked as written (--render never says this is meant)")
         return
     from meshlint.engine import rendering
 
-    names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
     rules = plan.governing.rules()
     outcome = rendering.apply(
         report.findings, units, roots, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
