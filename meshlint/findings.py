@@ -82,3 +82,11 @@ class Finding(NamedTuple):
     @property
     def position(self) -> Position:
         return Position(self.path, self.line, self.column)
+
+
+SaidKey = tuple[str, int, int, str, str]
+
+
+def said_key(finding: Finding) -> SaidKey:
+    """What makes findings one when several overlays find them: the place, the rule and the words."""
+    return (finding.path, finding.line, finding.column, finding.code, finding.message)

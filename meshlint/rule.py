@@ -37,7 +37,7 @@ SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
 Subject = TypeVar("Subject")
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
-Combine = Callable[[Sequence["Finding"], Callable[[str], list[str]], Callable[["Position"], Any]], list["Issue | Finding"]]
+Combine = Callable[[Sequence["Finding"], Callable[["Finding"], list[str]], Callable[["Position"], Any]], list["Issue | Finding"]]
 
 
 class RuleContext(NamedTuple):

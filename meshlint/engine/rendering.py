@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from meshlint.findings import Finding, Position
+from meshlint.findings import Finding, Position, SaidKey, said_key
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import Rule
 from meshlint.source import inputs
@@ -26,20 +26,14 @@ from meshlint.source.render import Rendered, Renderer, render
 from meshlint.source.units import Root, Units
 from meshlint.suppressions import comment_suppression
 
-FindingKey = tuple[str, int, int, str, str]
-
 
 class Outcome(NamedTuple):
     """The run's findings once rendering has spoken, the units each rendered finding holds in, notes."""
 
     findings: list[Finding]
-    units: dict[FindingKey, list[str]]
+    units: dict[SaidKey, list[str]]
     notes: list[str]
     rendered: int  # roots built
-
-
-def key_of(finding: Finding) -> FindingKey:
-    return (finding.path, finding.line, finding.column, finding.code, finding.message)
 
 
 def apply(
@@ -55,10 +49,10 @@ def apply(
     if not done:
         return Outcome(findings, {}, notes, 0)
     covered = {real for r in built if r.text is not None for f in r.root.files if units.of(f) <= done and (real := os.path.realpath(f)) in names}
-    raw = {key_of(f): f for f in findings}
+    raw = {said_key(f): f for f in findings}
     kept = [f for f in findings if f.resource is None or os.path.realpath(f.path) not in covered]
-    found: dict[FindingKey, Finding] = {}
-    held: dict[FindingKey, list[str]] = {}
+    found: dict[SaidKey, Finding] = {}
+    held: dict[SaidKey, list[str]] = {}
     by_code = {rule.code: rule for rule in rules}
     sources = _Sources(names)
     for each in built:
@@ -74,7 +68,7 @@ def apply(
             lines = sources.lines(placed.path)
             if rule is not None and lines is not None and comment_suppression(lines, placed.position, rule) is not None:
                 continue
-            key = key_of(placed)
+            key = said_key(placed)
             if key not in found:
                 found[key] = raw.get(key, placed)
             held.setdefault(key, [])

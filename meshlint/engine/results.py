@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from meshlint.findings import Finding, Severity
+from meshlint.findings import Finding, SaidKey, Severity, said_key
 from meshlint.mesh.scope import Conflict
 from meshlint.rule import Rule
 
@@ -181,13 +181,13 @@ class Report:
         self.units: Callable[[str], frozenset[str]] | None = None  # the deployment units of a finding's file, set by the run
         # The units a finding found by rendering holds in, by (path, line, column, code, message): fewer,
         # maybe, than its file is in (a base that one overlay fixes).
-        self.held_in: dict[tuple[str, int, int, str, str], list[str]] = {}
+        self.held_in: dict[SaidKey, list[str]] = {}
 
     def units_of(self, finding: Finding) -> list[str]:
         """The deployment units the finding's file is in (wave-3 spec V1), sorted; none for a file in none."""
         if self.units is None or finding.path.startswith("<"):
             return []
-        held = self.held_in.get((finding.path, finding.line, finding.column, finding.code, finding.message))
+        held = self.held_in.get(said_key(finding))
         return held if held is not None else sorted(self.units(finding.path))
 
     def fix_reachable(self, finding: Finding) -> bool:

@@ -28,7 +28,7 @@ from meshlint.engine.filecheck import check_file, contained, finding, internal_e
 from meshlint.engine.governance import Governance, Governing, bind
 from meshlint.engine.results import FileResult, Report, SkippedInput, Summary
 from meshlint.engine.subjects import ResourceSubjects, subjects
-from meshlint.findings import Finding, Issue, Position
+from meshlint.findings import Finding, Issue, Position, SaidKey, said_key
 from meshlint.fingerprint import fingerprinted, repository_root
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.envsources import ENV_SOURCE_KINDS, might_hold_env_source
@@ -280,7 +280,7 @@ def _run(
         cache.save()
     if beyond and any(not root.component for root in units.roots) and top.render == "auto":
         _rendered(plan, report, units, checked, jobs)
-    report.findings = _combined(plan, report.findings)
+    report.findings = _combined(plan, report.findings, report.held_in)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
     report.broken = frozenset(unparsed)
@@ -656,7 +656,7 @@ def _said(plan: Plan, rule: Rule, issues: Iterable[Issue], read: dict[str, tuple
     return findings
 
 
-def _combined(plan: Plan, findings: list[Finding]) -> list[Finding]:
+def _combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[str]]) -> list[Finding]:
     """The findings of rules that say theirs once per group (ML100), grouped; the others as they are."""
     combining = {r.code: r for r in plan.governing.rules() if r.combine is not None}
     if not combining or not any(f.code in combining for f in findings):
@@ -677,9 +677,19 @@ def _combined(plan: Plan, findings: list[Finding]) -> list[Finding]:
             (members if _groups(plan, found, code) else kept).append(found)
         if combine is None or not members:
             continue
-        said = combine(members, lambda path: sorted(units.named(path)), sources.at)
-        kept.extend(f for f in said if isinstance(f, Finding))  # a member kept as it was found
-        kept.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root))
+        def units_of(found: Finding) -> list[str]:
+            return held_in.get(said_key(found)) or sorted(units.named(found.path))
+
+        said = combine(members, units_of, sources.at)
+        made = [f for f in said if isinstance(f, Finding)]  # members kept as found, or reworded
+        made.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root))
+        if held_in:  # what rendering found: the units of a combined finding are its members' own
+            for found in made:
+                places = {found.position, *found.related}
+                held = sorted({u for m in members if m.position in places for u in units_of(m)})
+                if held:
+                    held_in[said_key(found)] = held
+        kept.extend(made)
     kept.sort(key=_order)
     return kept
 

@@ -132,13 +132,20 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     )
 
 
-def combine(findings: Sequence[Finding], units_of: Callable[[str], list[str]], sources: Callable[[Position], MeshSource | None]) -> list[Issue | Finding]:
+def combine(findings: Sequence[Finding], units_of: Callable[[Finding], list[str]], sources: Callable[[Position], MeshSource | None]) -> list[Issue | Finding]:
     """The run's per-workload findings of this rule, one per mesh-wide source and deployment unit.
-    `sources` finds the mesh-wide source written at a position (None: none there)."""
-    groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
+    `units_of` gives the units a finding holds in; `sources` finds the mesh-wide source written at a
+    position (None: none there). A workload is counted once, however many overlays deploy it."""
+    # Each workload once, in every unit any of its findings holds in (overlays that deploy it with
+    # different words say it again).
+    places: dict[tuple[str, tuple[str, int, int]], tuple[Finding, set[str]]] = {}
     for found in findings:
         written = found.related[0].path if found.related else ""
-        groups.setdefault((written, tuple(units_of(found.path))), []).append(found)
+        held = places.setdefault((written, (found.path, found.line, found.column)), (found, set()))[1]
+        held.update(units_of(found))
+    groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
+    for (written, _), (found, held) in places.items():
+        groups.setdefault((written, tuple(sorted(held))), []).append(found)
     issues: list[Issue | Finding] = []
     for (_, units), members in sorted(groups.items()):
         members.sort(key=lambda f: (f.path, f.line, f.column))
