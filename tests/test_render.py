@@ -223,3 +223,48 @@ def test_a_field_a_json_patch_adds_is_reported_at_the_operation(tmp_path, monkey
         "terminationGracePeriodSeconds 10 (app/overlays/prod/grace.yaml:3): the kubelet kills istio-proxy at the deadline, so its drain "
         "is cut short by 10s and the connections still open are reset",
     ])
+
+
+def test_fix_edits_the_base_once_for_every_overlay(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}))
+    monkeypatch.chdir(tmp_path)
+    code, _ = check("--fix", "--select", "ML101")
+    assert code == 0
+    fixed = (tmp_path / "app/base/deploy.yaml").read_text(encoding="utf-8")
+    assert fixed.count("holdApplicationUntilProxyStarts") == 1
+    assert check("--format", "concise", "--select", "ML101") == (0, [])
+
+
+def test_ml100_counts_each_workload_once_and_names_the_overlays(tmp_path, monkeypatch):
+    quiet = BASE_DEPLOYMENT.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]\n', "")
+    tree = overlays({})
+    tree["app/base/kustomization.yaml"] = "resources: [deploy.yaml, worker.yaml]\n"
+    tree["app/base/deploy.yaml"] = quiet
+    tree["app/base/worker.yaml"] = quiet.replace("name: api", "name: worker").replace("app: api", "app: worker")
+    write_tree(tmp_path, tree)
+    monkeypatch.chdir(tmp_path)
+    [found] = json.loads("\n".join(check("--format", "json", "--select", "ML100")[1]))["findings"]
+    assert (found["path"], found["line"], found["units"]) == ("app/base/deploy.yaml", 7, ["app/overlays/dev", "app/overlays/prod"])
+    assert found["message"].startswith(
+        "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it in "
+        "app/overlays/dev and app/overlays/prod: Deployment api and Deployment worker (app/base/worker.yaml:7)"
+    ), found["message"]
+
+
+def test_ml100_takes_a_workload_two_overlays_word_differently_once_in_both_units():
+    """Overlays may deploy one workload with different words (a component swaps its database address):
+    the grouped finding counts it once, in every unit any of its findings holds in."""
+    from meshlint.findings import Finding, Severity
+    from meshlint.rules.ml100_startup_race_mesh_wide import combine
+
+    def at(path: str, line: int, message: str) -> Finding:
+        return Finding(path, line, 5, "ML100", "startup-race-mesh-wide", Severity.WARNING, message, "help")
+
+    held = {"in dev": ["app/overlays/dev"], "in prod": ["app/overlays/prod"], "other": ["app/overlays/dev", "app/overlays/prod"]}
+    found = [at("app/base/a.yaml", 7, "in dev"), at("app/base/a.yaml", 7, "in prod"), at("app/base/b.yaml", 7, "other")]
+    [issue] = combine(found, lambda f: held[f.message], lambda _: None)
+    assert not isinstance(issue, Finding)
+    assert issue.message.startswith(
+        "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it "
+        "in app/overlays/dev and app/overlays/prod: "
+    ), issue.message

@@ -43,7 +43,7 @@ def apply(
     """`check(path, text)`: a rendered stream's findings, as if it were the file at `path`; `names`: the run's
     name of each file it checks, by real path. Only those files' findings change: a unit's other files
     (a base beside a named overlay file in a pre-commit run) are not reported on."""
-    built = render(roots, renderer, limit, jobs)
+    built = render(roots, renderer, limit, jobs, inputs.OVERLAY)
     notes = [f"{r.root.name}: not rendered ({renderer.name}): {r.error}; its files are checked as written" for r in built if r.text is None]
     done = {r.root.name for r in built if r.text is not None}
     if not done:
@@ -196,7 +196,7 @@ class _Relocation:
         origin = resource.rendered_from
         if origin is None:  # made by a generator: the kustomization that configured it
             return Position(self.root_name, 1, 1), None, resource
-        path = self.sources.name(os.path.normpath(os.path.join(self.built.folder, origin)))
+        path = self.sources.name(self.built.written(origin))
         steps = _steps(resource.root, position)
         at_key = _at_key(resource.root, steps, position)
         written = _matching(self.sources.resources(path), resource)

@@ -13,16 +13,18 @@ too much is a root not rendered, with the renderer's first error line; its files
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, NamedTuple
 
+from meshlint.source.kustomize import KUSTOMIZATION_NAMES
 from meshlint.source.units import Root
 
 RENDER_MODES = ("auto", "never")
@@ -41,13 +43,22 @@ class Renderer(NamedTuple):
 
 
 class Rendered(NamedTuple):
-    """One root's build: its objects as YAML (None when it was not built) or why not, and the folder
-    the origin annotations' paths are relative to."""
+    """One root's build: its objects as YAML (None when it was not built) or why not, the folder the
+    origin annotations' paths are relative to, and, for a build of a copy, (the copy's top, the top
+    of what it copies): a path under the first stands for the same path under the second."""
 
     root: Root
     text: bytes | None
     error: str | None
     folder: str
+    copied: tuple[str, str] | None = None
+
+    def written(self, origin: str) -> str:
+        """The file an origin annotation's path names, absolute."""
+        path = os.path.normpath(os.path.join(self.folder, origin))
+        if self.copied is not None and (path + os.sep).startswith(self.copied[0] + os.sep):
+            return os.path.normpath(self.copied[1] + path[len(self.copied[0]):])
+        return path
 
 
 def find_renderer(path: str | None = None) -> Renderer | None:
@@ -64,26 +75,37 @@ def find_renderer(path: str | None = None) -> Renderer | None:
     return None
 
 
-def render(roots: Iterable[Root], renderer: Renderer, limit: int, jobs: int = 1) -> list[Rendered]:
-    """Each root built, in the order given; `limit`: the most bytes a build may write."""
+def render(roots: Iterable[Root], renderer: Renderer, limit: int, jobs: int = 1, edited: Mapping[str, bytes] | None = None) -> list[Rendered]:
+    """Each root built, in the order given; `limit`: the most bytes a build may write. `edited`: files
+    (by real path) whose text is not yet on disk (a --fix round's): a root that reaches one is built
+    from a copy of its folders holding that text."""
     todo = list(roots)
     if not todo:
         return []
     with tempfile.TemporaryDirectory(prefix="meshlint-render-") as scratch:
-        work = [(root, os.path.join(scratch, str(n))) for n, root in enumerate(todo)]
-        if jobs <= 1 or len(work) == 1:
-            return [_build(root, folder, renderer, limit) for root, folder in work]
-        with ThreadPoolExecutor(max_workers=min(jobs, MOST_BUILDS_AT_ONCE, len(work))) as pool:
-            return list(pool.map(lambda each: _build(each[0], each[1], renderer, limit), work))
+        texts = edited or {}
+
+        def build(n: int) -> Rendered:
+            return _build(todo[n], os.path.join(scratch, str(n)), texts, renderer, limit)
+
+        if jobs <= 1 or len(todo) == 1:
+            return [build(n) for n in range(len(todo))]
+        with ThreadPoolExecutor(max_workers=min(jobs, MOST_BUILDS_AT_ONCE, len(todo))) as pool:
+            return list(pool.map(build, range(len(todo))))
 
 
-def _build(root: Root, folder: str, renderer: Renderer, limit: int) -> Rendered:
+def _build(root: Root, folder: str, edited: Mapping[str, bytes], renderer: Renderer, limit: int) -> Rendered:
     if root.remote is not None:
         return Rendered(root, None, f"needs the remote base {root.remote}, which is never fetched", folder)
     os.makedirs(folder)
+    kustomization = root.kustomization
+    copied = None
+    if any(os.path.realpath(f) in edited for f in root.files):
+        copied = _copy(root, os.path.join(folder, "copy"), edited)
+        kustomization = copied[0] + kustomization[len(copied[1]):]
     # Origin annotations can only be asked for in a kustomization: a wrapper of our own lists the root,
     # by a relative path (kustomize refuses absolute ones), and leaves the user's files untouched.
-    target = os.path.relpath(os.path.dirname(root.kustomization), folder)
+    target = os.path.relpath(os.path.dirname(kustomization), folder)
     with open(os.path.join(folder, WRAPPER), "w", encoding="utf-8") as wrapper:
         wrapper.write(f"resources:\n- {_quoted(target)}\nbuildMetadata: [originAnnotations]\n")
     err_path = os.path.join(folder, "err")
@@ -91,18 +113,18 @@ def _build(root: Root, folder: str, renderer: Renderer, limit: int) -> Rendered:
         with open(err_path, "wb") as err:
             text, why = _run([*renderer.command, folder], folder, err, limit)
     except OSError as failure:
-        return Rendered(root, None, f"{renderer.name} could not run: {failure.strerror or failure}", folder)
+        return Rendered(root, None, f"{renderer.name} could not run: {failure.strerror or failure}", folder, copied)
     if why == "timeout":
-        return Rendered(root, None, f"{renderer.name} ran over {TIMEOUT} seconds", folder)
+        return Rendered(root, None, f"{renderer.name} ran over {TIMEOUT} seconds", folder, copied)
     if why == "size":
-        return Rendered(root, None, f"{renderer.name} wrote more than {limit} bytes", folder)
+        return Rendered(root, None, f"{renderer.name} wrote more than {limit} bytes", folder, copied)
     if text is None:
         with open(err_path, "rb") as err_file:
             said = err_file.read(64 * 1024).decode("utf-8", "replace")
         # What kustomize says of our wrapper's entry is said of the root as the user names it.
         said = said.replace(f"'{target}'", f"'{root.name}'")
-        return Rendered(root, None, first_error(said, renderer.name, os.getcwd()), folder)
-    return Rendered(root, text, None, folder)
+        return Rendered(root, None, first_error(said, renderer.name, os.getcwd()), folder, copied)
+    return Rendered(root, text, None, folder, copied)
 
 
 def _run(command: list[str], folder: str, err: IO[bytes], limit: int) -> tuple[bytes | None, str | None]:
@@ -133,6 +155,32 @@ def _run(command: list[str], folder: str, err: IO[bytes], limit: int) -> tuple[b
     if stopped:
         return None, stopped[0]
     return (b"".join(chunks) if code == 0 else None), None
+
+
+def _copy(root: Root, top: str, edited: Mapping[str, bytes]) -> tuple[str, str]:
+    """The root's files, and the other files of its kustomizations' folders (what generators read),
+    copied under `top` as they stand below their common folder, with the edited ones' new text:
+    (top, that common folder)."""
+    files = set(root.files)
+    for path in root.files:
+        if os.path.basename(path) in KUSTOMIZATION_NAMES:
+            folder = os.path.dirname(path)
+            with contextlib.suppress(OSError):
+                files.update(e.path for e in os.scandir(folder) if e.is_file())
+    common = os.path.commonpath([os.path.dirname(f) for f in files])
+    for path in sorted(files):
+        target = os.path.join(top, os.path.relpath(path, common))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        text = edited.get(os.path.realpath(path))
+        try:
+            if text is not None:
+                with open(target, "wb") as out:
+                    out.write(text)
+            else:
+                shutil.copyfile(path, target)
+        except OSError:
+            continue  # a file that cannot be read: the build says what is missing
+    return top, common
 
 
 def first_error(text: str, name: str, home: str = "") -> str:
