@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
+    from meshlint.findings import Finding
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 
@@ -65,3 +66,13 @@ def render(
     fmt: str, report: Report, *, color: bool = False, statistics: bool = False, quiet: bool = False, docs_url: str | None = None
 ) -> str:
     return "".join(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet, docs_url=docs_url))
+
+
+def annotated_at(f: Finding) -> tuple[str, int | None]:
+    """Where a format that annotates files (SARIF, GitHub, GitLab, JUnit) puts a finding: its file and
+    line, except that a finding on a rendered stream read from stdin (`helm template ... | meshlint
+    check -`) goes to the file its `# Source:` comment or origin annotation names, with no line: the
+    template's lines are not the stream's."""
+    if f.rendered_from and f.path.startswith("<"):
+        return f.rendered_from, None
+    return f.path, f.line

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from meshlint.fingerprint import repo_path
-from meshlint.report import visible
+from meshlint.report import annotated_at, visible
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
@@ -26,6 +26,8 @@ def _escape_property(text: str) -> str:
 def render(report: Report, *, color: bool = False) -> str:
     lines = []
     for f in report.findings:
-        props = f"file={_escape_property(repo_path(f.path, report.root))},line={f.line},col={f.column},title={_escape_property(f'{f.code} {f.name}')}"
+        path, line = annotated_at(f)
+        place = f",line={line},col={f.column}" if line is not None else ""
+        props = f"file={_escape_property(repo_path(path, report.root))}{place},title={_escape_property(f'{f.code} {f.name}')}"
         lines.append(f"::{_LEVEL[str(f.severity)]} {props}::{_escape_data(f.message + chr(10) + 'help: ' + f.help)}")
     return "".join(line + "\n" for line in lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from meshlint.fingerprint import repo_path
+from meshlint.report import annotated_at
 from meshlint.report.indented import dumps
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ _SECURITY = {"error": "critical", "warning": "major", "info": "info"}
 
 def issue(f: Finding, root: str) -> dict[str, Any]:
     security = f.code.startswith("ML4")
+    path, line = annotated_at(f)
     return {
         "type": "issue",
         "check_name": f.code,
@@ -30,7 +32,7 @@ def issue(f: Finding, root: str) -> dict[str, Any]:
         "categories": ["Security"] if security else ["Bug Risk"],
         "fingerprint": f.fingerprint,
         "severity": (_SECURITY if security else _SEVERITY)[str(f.severity)],
-        "location": {"path": repo_path(f.path, root), "lines": {"begin": f.line}},
+        "location": {"path": repo_path(path, root), "lines": {"begin": line or 1}},
     }
 
 

@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape as _escape
 from xml.sax.saxutils import quoteattr as _quoteattr
 
 from meshlint.fingerprint import repo_path
-from meshlint.report import visible
+from meshlint.report import annotated_at, visible
 
 if TYPE_CHECKING:
     from meshlint.engine.results import Report
@@ -42,11 +42,13 @@ def render(report: Report, *, color: bool = False) -> str:
     root = report.root
     groups: dict[str, OrderedDict[tuple[str, str, str], list[Finding]]] = {}
     for f in report.findings:
-        path = repo_path(f.path, root)
+        path = repo_path(annotated_at(f)[0], root)
         subject = str(f.resource) if f.resource else path
         groups.setdefault(path, OrderedDict()).setdefault((subject, f.code, f.name), []).append(f)
     skipped = {repo_path(s.path, root): s.reason for s in report.summary.skipped_inputs}
-    files = {repo_path(p, root) for p in report.files}
+    # A stream whose findings went to the templates they came from is no file with "no findings".
+    moved = {repo_path(f.path, root) for f in report.findings if annotated_at(f)[0] != f.path}
+    files = {repo_path(p, root) for p in report.files} - moved
     cases, failures = [], 0
     for path in sorted(files | set(groups)):  # in path order, as findings are
         classname = quoteattr(path)
@@ -55,7 +57,7 @@ def render(report: Report, *, color: bool = False) -> str:
         elif path not in groups:
             cases.append(f'    <testcase classname={classname} name="no findings"/>')
         for (subject, code, name), group in groups.get(path, {}).items():
-            body = escape("\n".join(f"{path}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group))
+            body = escape("\n".join(f"{repo_path(f.path, root)}:{f.line}:{f.column}: {f.severity} {f.code}: {f.message}\nhelp: {f.help}" for f in group))
             failing = report.fail_on is not None and any(f.severity >= report.fail_on for f in group)
             failures += failing
             if failing:

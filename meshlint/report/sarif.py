@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from meshlint import __version__
 from meshlint.fingerprint import repo_path
+from meshlint.report import annotated_at
 from meshlint.report.indented import dumps
 from meshlint.ruledocs import explain, family, help_markdown, url
 
@@ -122,7 +123,7 @@ def _result(f: Finding, report: Report, index: dict[str, int]) -> dict[str, Any]
         "ruleId": f.code,
         "level": _LEVEL[str(f.severity)],
         "message": {"text": f"{f.message}\nhelp: {f.help}"},
-        "locations": [{"physicalLocation": _physical(f.position, root)}],
+        "locations": [{"physicalLocation": _located(f, root)}],
         "partialFingerprints": {FINGERPRINT: f.fingerprint},
     }
     if f.code in index:
@@ -131,10 +132,12 @@ def _result(f: Finding, report: Report, index: dict[str, int]) -> dict[str, Any]
         {"id": n, "physicalLocation": _physical(p, root), "message": {"text": "cited in the message"}}
         for n, p in enumerate(f.related, start=1)
     ]
-    if f.rendered_from:  # the file a rendered stream says the object came from (no line to name)
+    if f.rendered_from and annotated_at(f)[1] is not None:  # a named stream file: the file it says the object came from
         related.append(
             {"id": len(related) + 1, "physicalLocation": {"artifactLocation": {"uri": f.rendered_from}}, "message": {"text": "rendered from"}}
         )
+    elif f.rendered_from:  # at the template: the line of the stream it was found on
+        related.append({"id": len(related) + 1, "physicalLocation": _physical(f.position, root), "message": {"text": "in the rendered stream"}})
     if related:
         result["relatedLocations"] = related
     if report.summary.baselined is not None:
@@ -171,6 +174,11 @@ def _artifact(path: str, root: str) -> dict[str, str]:
     if relative.startswith("../") or relative == "..":
         return {"uri": Path(os.path.abspath(path)).as_uri()}
     return {"uri": relative if _PLAIN_URI.fullmatch(relative) else quote(relative, safe="/"), "uriBaseId": SRCROOT}
+
+
+def _located(f: Finding, root: str) -> dict[str, Any]:
+    path, line = annotated_at(f)
+    return _physical(f.position, root) if line is not None else {"artifactLocation": _artifact(path, root)}
 
 
 def _physical(position: Position, root: str) -> dict[str, Any]:
