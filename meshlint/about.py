@@ -30,6 +30,13 @@ def version_text() -> str:
     lines.append(f"  then: ruamel.yaml {_release('ruamel.yaml')} ({'with' if _ruamel_c() else 'without'} its C composer)")
     core = "built" if document._Core is not document._NodeCore else "NOT built (the Python core is used)"
     lines.append(f"document node core in C: {core}")
+    from meshlint.source.render import find_renderer
+
+    renderer = find_renderer()
+    if renderer is not None:
+        lines.append(f"overlays rendered with: {renderer.name} ({renderer.command[0]})")
+    else:
+        lines.append("overlays rendered with: nothing (neither kustomize nor kubectl is on PATH): kustomizations are checked as written")
     return "\n".join(lines)
 
 

@@ -76,4 +76,5 @@ def test_a_build_without_a_compiler_installs_and_says_so_in_version(tmp_path):
     lines = ran.stdout.splitlines()
     assert lines[0].startswith("meshlint ")
     assert lines[1].startswith("YAML reader: meshlint's C reader is NOT built, so reading is slower; to build it: install libyaml's header")
-    assert lines[-1] == "document node core in C: NOT built (the Python core is used)"
+    assert lines[-2] == "document node core in C: NOT built (the Python core is used)"
+    assert lines[-1].startswith("overlays rendered with: ")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -268,3 +270,11 @@ def test_ml100_takes_a_workload_two_overlays_word_differently_once_in_both_units
         "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it "
         "in app/overlays/dev and app/overlays/prod: "
     ), issue.message
+
+
+def test_the_renderer_is_looked_for_on_path_first(tmp_path):
+    real = shutil.which("kubectl") or shutil.which("kubectl", path=os.path.dirname(sys.executable))
+    assert real is not None
+    (tmp_path / "kubectl").symlink_to(real)
+    found = find_renderer(str(tmp_path))
+    assert found == Renderer((str(tmp_path / "kubectl"), "kustomize"), "kubectl kustomize")

@@ -20,7 +20,19 @@ def test_version_names_the_release_the_python_and_each_reader():
     assert lines[2].startswith("  then: PyYAML's C parser")
     assert lines[3].startswith("  then: ruamel.yaml ")
     assert lines[4].startswith("document node core in C: ")
+    assert lines[5].startswith("overlays rendered with: ")
     assert ran.stderr == ""
+
+
+def test_version_says_what_renders_overlays(monkeypatch, tmp_path):
+    from meshlint.source import render
+
+    found = render.find_renderer()
+    assert found is not None and about.version_text().splitlines()[5] == f"overlays rendered with: {found.name} ({found.command[0]})"
+    monkeypatch.setattr(render, "find_renderer", lambda path=None: None)
+    assert about.version_text().splitlines()[5] == (
+        "overlays rendered with: nothing (neither kustomize nor kubectl is on PATH): kustomizations are checked as written"
+    )
 
 
 def test_without_the_c_reader_the_version_says_how_to_get_it(monkeypatch):
