@@ -278,3 +278,15 @@ def test_the_renderer_is_looked_for_on_path_first(tmp_path):
     (tmp_path / "kubectl").symlink_to(real)
     found = find_renderer(str(tmp_path))
     assert found == Renderer((str(tmp_path / "kubectl"), "kustomize"), "kubectl kustomize")
+
+
+def test_a_base_of_a_built_and_an_unbuilt_overlay_is_judged_as_written_for_the_unbuilt_one_only(tmp_path, monkeypatch):
+    """dev builds and its patch settles the race; prod does not build: the base as written speaks for
+    prod alone."""
+    tree = overlays({}, "[../../base, missing.yaml]")
+    tree["app/overlays/dev/kustomization.yaml"] = "resources: [../../base]\npatches:\n  - path: hold.yaml\n"
+    tree["app/overlays/dev/hold.yaml"] = HOLD_PATCH
+    write_tree(tmp_path, tree)
+    monkeypatch.chdir(tmp_path)
+    found = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
+    assert [(f["path"], f["line"], f["units"]) for f in found] == [("app/base/deploy.yaml", 7, ["app/overlays/prod"])]

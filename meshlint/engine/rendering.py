@@ -48,11 +48,22 @@ def apply(
     done = {r.root.name for r in built if r.text is not None}
     if not done:
         return Outcome(findings, {}, notes, 0)
-    covered = {real for r in built if r.text is not None for f in r.root.files if units.of(f) <= done and (real := os.path.realpath(f)) in names}
+    # A file some of whose units were built: each built unit speaks for itself, and the file as written
+    # speaks for the others only (a base one overlay of which needs a remote base).
+    reached = {os.path.realpath(f): f for r in built if r.text is not None for f in r.root.files if os.path.realpath(f) in names}
+    covered = set(reached)
+    unbuilt = {real: sorted(units.of(f) - done) for real, f in reached.items() if not units.of(f) <= done}
     raw = {said_key(f): f for f in findings}
-    kept = [f for f in findings if f.resource is None or os.path.realpath(f.path) not in covered]
-    found: dict[SaidKey, Finding] = {}
+    kept: list[Finding] = []
     held: dict[SaidKey, list[str]] = {}
+    for f in findings:
+        real = os.path.realpath(f.path) if f.resource is not None else ""
+        if real not in covered:
+            kept.append(f)
+        elif real in unbuilt:
+            kept.append(f)
+            held[said_key(f)] = list(unbuilt[real])
+    found: dict[SaidKey, Finding] = {}
     by_code = {rule.code: rule for rule in rules}
     sources = _Sources(names)
     for each in built:
@@ -69,12 +80,13 @@ def apply(
             if rule is not None and lines is not None and comment_suppression(lines, placed.position, rule) is not None:
                 continue
             key = said_key(placed)
-            if key not in found:
+            if key not in found and key not in held:
                 found[key] = raw.get(key, placed)
             held.setdefault(key, [])
             if each.root.name not in held[key]:
                 held[key].append(each.root.name)
-    kept.extend(f for k, f in found.items() if k in raw)
+    already = {id(f) for f in kept}
+    kept.extend(f for k, f in found.items() if k in raw and id(f) not in already)
     kept.extend(fingerprint([f for k, f in found.items() if k not in raw]))
     return Outcome(kept, {k: sorted(v) for k, v in held.items()}, notes, len(done))
 

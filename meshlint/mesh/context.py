@@ -33,6 +33,7 @@ from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import (
     DISCOVERY_SELECTORS,
     ISTIO_CNI_FIELDS,
+    ISTIO_VERSION,
     OUTBOUND_POLICY,
     REWRITE_PROBES,
     MeshSource,
@@ -149,6 +150,7 @@ class MeshSettings:
         self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
         self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
+        self.istio_version: Setting[Any] | None = resolved.get(ISTIO_VERSION)  # the release the tree installs
         self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
 
     def helm_value(self, key: str) -> Setting[Any] | None:
@@ -466,7 +468,7 @@ class MeshContext:
                 setting, conflict = resolve(field, claims, place, units)
                 if setting is not None:
                     resolved[field] = setting
-                if conflict is not None:
+                if conflict is not None and field != ISTIO_VERSION:  # two releases (an upgrade under way) decide nothing, and conflict in nothing
                     conflicts.append(conflict)
             if len(self._settings) >= SETTINGS_KEPT:
                 # The second pass asks about one folder's places at a time: a memo of every place

@@ -91,3 +91,6 @@ class MeshOptions(NamedTuple):
     injected_namespaces: tuple[str, ...] = ()
     root_namespace: str = "istio-system"
     versions: Versions = Versions()
+    # Where the Istio release was read from the tree (`IstioOperator spec.tag 1.18.5, path:line`); empty
+    # when the command line or config named it, or nothing did.
+    istio_version_from: str = ""

@@ -43,6 +43,7 @@ _WAITS_FOR_PROXY = re.compile(r"(?:^|[\s/])pilot-agent\s+wait\b")
 # istiod's own Deployment (`istiod`, `istiod-<revision>`): its `discovery` container's env carries the
 # pilot settings a rendered install sets there (§18.3.4).
 ISTIOD = "istiod"
+ISTIO_VERSION = "istio.version"  # the claim of the Istio release a source installs
 ISTIOD_CONTAINER = "discovery"
 
 
@@ -68,6 +69,7 @@ class MeshSource:
     revision: str  # the control-plane revision it configures; "" is the default revision
     complete: bool  # an `istio` ConfigMap is a whole MeshConfig: what it omits is the default
     tags: tuple[str, ...]  # revision tags it declares (Helm `revisionTags`), pointing at `revision`
+    version: Setting[str] | None  # the Istio release it installs (`spec.tag`, `global.tag`, istiod's image), as major.minor
 
     def __init__(
         self,
@@ -90,6 +92,7 @@ class MeshSource:
         self.revision = revision
         self.complete = complete
         self.tags = tags
+        self.version = None
 
     @property
     def injection_templates(self) -> dict[str, str]:
@@ -159,6 +162,8 @@ class MeshSource:
             found.append((f"env.{NATIVE_ENV}", Setting((node.text or "").strip().lower(), node.pos)))
         if self.compatibility_version is not None:
             found.append(("compatibilityVersion", Setting(self.compatibility_version.text, self.compatibility_version.pos)))
+        if self.version is not None:
+            found.append((ISTIO_VERSION, self.version))
         for dotted in HELM_VALUES_READ:
             value = self.helm_values.path(*dotted.split(".")) if self.helm_values is not None else None
             if value is not None and value.exists:
@@ -205,6 +210,7 @@ def mesh_source(resource: Resource) -> MeshSource | None:
         source.compatibility_version = _present(spec.get("compatibilityVersion"))
         source.revision = _revision(spec.get("revision").text)
         source.tags = _tags(spec.path("values", "revisionTags"))
+        source.version = _release(spec.get("tag"), "IstioOperator spec.tag")
     elif resource.kind == HELM_VALUES:
         source.mesh_config = _mapping(root.get("meshConfig"))
         source.helm_values = root
@@ -214,6 +220,7 @@ def mesh_source(resource: Resource) -> MeshSource | None:
         source.compatibility_version = _present(root.get("compatibilityVersion"))
         source.revision = _revision(root.get("revision").text)
         source.tags = _tags(root.get("revisionTags"))
+        source.version = _release(root.path("global", "tag"), "Helm global.tag") or _release(root.get("tag"), "Helm tag")
     elif resource.kind == "ConfigMap":
         if not _configmap(resource, source):
             return None
@@ -221,7 +228,7 @@ def mesh_source(resource: Resource) -> MeshSource | None:
         _istiod(resource, source)
     else:
         return None
-    says_nothing = source.mesh_config is None and source.helm_values is None and not source.env and source.compatibility_version is None
+    says_nothing = source.mesh_config is None and source.helm_values is None and not source.env and source.compatibility_version is None and source.version is None
     declares_nothing = not source.revision and not source.tags
     return None if says_nothing and declares_nothing and not source.problems else source
 
@@ -259,12 +266,28 @@ def _istiod(resource: Resource, source: MeshSource) -> None:
         for container in template.containers:
             if container.name != ISTIOD_CONTAINER:
                 continue
+            image = container.node.get("image")
+            tag = (image.text or "").rpartition(":")[2] if "@" not in (image.text or "") and ":" in (image.text or "") else ""
+            if tag and source.version is None:
+                source.version = _release(image, "istiod image", tag)
             for item in container.node.get("env").elements():
                 name, value = item.get("name").text, item.get("value")
                 if name and value.exists:
                     source.env[name] = value
     label = resource.labels.get(REV_LABEL)
     source.revision = _revision(label.text if label is not None else resource.name[len(ISTIOD) + 1 :])
+
+
+def _release(node: Node, where: str, text: str | None = None) -> Setting[str] | None:
+    """The Istio release a tag names, as major.minor (`1.18.5`, `1.18.5-distroless` read 1.18), with
+    where it is written; None for what names no release (`latest`, a digest, a template)."""
+    from meshlint.mesh.options import parse_version
+
+    written = text if text is not None else node.text
+    release = parse_version(written) if node.exists and written else None
+    if release is None or len(release.release) < 2:
+        return None
+    return Setting(f"{release.release[0]}.{release.release[1]}", node.pos, f"{where} {written}")
 
 
 def _note(source: MeshSource, problem: SyntaxProblem | None, field: str, effect: str) -> None:

@@ -51,7 +51,7 @@ from meshlint.mesh.istio import (
     PROXY_IMAGE_ANNOTATION,
     STATUS_PORT_ANNOTATION,
 )
-from meshlint.mesh.options import MeshOptions, Versions, at_least
+from meshlint.mesh.options import MeshOptions, at_least, parse_version
 from meshlint.mesh.scope import Conflict, Place
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import DISCOVERY_SELECTORS, ISTIO_CNI_FIELDS, OUTBOUND_POLICY, REWRITE_PROBES
@@ -619,6 +619,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     if namespace_conflict is not None and not _namespace_matters(mesh, template, options, sign):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
+    options = _with_tree_version(options, settings.istio_version)
     written = _written_proxy(template, namespace, options, mesh)
     if classification.mesh == LINKERD and linkerd_names.injected_proxy(template) is None:
         refused = linkerd_names.token_refusal(template, settings.linkerd_helm.get("identity.serviceAccountTokenProjection"))
@@ -635,7 +636,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
         proxy_config=proxy_config,
         proxy_metadata=proxy_metadata,
         annotation=annotation,
-        native=_native(settings, template, options.versions, written) if classification.mesh != ISTIO_GATEWAY else _GATEWAY_PROXY,
+        native=_native(settings, template, options, written) if classification.mesh != ISTIO_GATEWAY else _GATEWAY_PROXY,
         hold=_hold(settings, template, proxy_config, written),
         hold_override=settings.proxy_lifecycle,
         startup_probe_off=_startup_probe_off(settings, template),
@@ -720,9 +721,22 @@ def _written_proxy(template: PodTemplate, namespace: Namespace | None, options: 
     return proxy
 
 
-def _native(settings: MeshSettings, template: PodTemplate, versions: Versions, written: Container | None) -> Setting[bool]:
+def _with_tree_version(options: MeshOptions, found: Setting[Any] | None) -> MeshOptions:
+    """The options with the Istio release the workload's own sources install (wave-3 spec V2.6), where
+    neither the command line nor a config names one: those win."""
+    if found is None or options.versions.istio is not None:
+        return options
+    release = parse_version(found.value)
+    if release is None:
+        return options
+    return options._replace(versions=options.versions._replace(istio=release), istio_version_from=found.cited)
+
+
+def _native(settings: MeshSettings, template: PodTemplate, options: MeshOptions, written: Container | None) -> Setting[bool]:
     """Native sidecar in effect? The injected proxy, the pod annotation, istiod's env, the
     compatibility profile, then Istio's `auto` default judged on the target versions."""
+    versions = options.versions
+    istio = f"Istio {versions.istio}, read from {options.istio_version_from}," if options.istio_version_from else f"Istio {versions.istio}"
     proxy = written
     if proxy is not None:
         return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
@@ -743,10 +757,10 @@ def _native(settings: MeshSettings, template: PodTemplate, versions: Versions, w
     if compat is not None and compat.value in ("1.24", "1.25", "1.26"):
         return compat.derived(False, f"compatibilityVersion {compat.value}")
     if versions.istio is not None and not at_least(versions.istio, "1.27"):
-        return Setting(False, None, f"Istio {versions.istio} does not default to native sidecars")
+        return Setting(False, None, f"{istio} does not default to native sidecars")
     if versions.istio is not None and versions.kubernetes is not None:
         auto = at_least(versions.kubernetes, "1.33")
-        return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with Istio {versions.istio} on Kubernetes {versions.kubernetes}")
+        return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with {istio} on Kubernetes {versions.kubernetes}")
     return Setting(False, None, VERSIONS_UNKNOWN)
 
 

@@ -21,6 +21,7 @@ _DEPLOYMENT = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?Deployment[\"']?[ \t]*(#
 _ISTIOD_NAME = re.compile(r"\bname:[ \t]*[\"']?istiod\b")
 # The pilot setting the rules read from istiod's env (mesh.istio.NATIVE_ENV).
 _PILOT_ENV = "ENABLE_NATIVE_SIDECARS"
+_PILOT_IMAGE = "/pilot:"  # istiod's image, whose tag is the Istio release (mesh.sources)
 _ISTIO_NAME = re.compile(r"\bname:[ \t]*[\"']?istio")
 _KIND_KEY = re.compile(r"kind[\"']?:")
 _HELM_KEY = re.compile(r"^(" + "|".join(sorted(HELM_VALUES_KEYS | LINKERD_HELM_VALUES_KEYS)) + r"):", re.M)
@@ -40,8 +41,8 @@ def might_hold_context(text: str, lines: list[str] | None = None) -> bool:
         return True
     if any(_CONFIGMAP.match(line) for line in lines):
         return "istio" in text and bool(_ISTIO_NAME.search(text))  # (a `\b` first: the literal is found faster)
-    if _PILOT_ENV in text and any(_DEPLOYMENT.match(line) for line in lines):
-        return bool(_ISTIOD_NAME.search(text))  # istiod's own Deployment, whose env sets pilot settings
+    if (_PILOT_ENV in text or _PILOT_IMAGE in text) and any(_DEPLOYMENT.match(line) for line in lines):
+        return bool(_ISTIOD_NAME.search(text))  # istiod's own Deployment: its env sets pilot settings, its image the release
     if not lines:
         return bool(_HELM_KEY.search(text)) or text.lstrip().startswith(("{", "["))
     return False

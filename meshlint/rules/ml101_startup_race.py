@@ -90,6 +90,7 @@ from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.istio import PROXY_CONFIG_ANNOTATION
+from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
 from meshlint.mesh.workload import HOLD, VERSIONS_UNKNOWN, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -112,6 +113,9 @@ def native_hint(workload: WorkloadView) -> str:
             f"or run native sidecars: {NATIVE_ANNOTATION_HINT}, or Istio 1.27+ with every node on Kubernetes 1.33+, which turns them on by default "
             "(pass --istio-version and --kubernetes-version so meshlint can tell)"
         )
+    istio = workload.options.versions.istio
+    if istio is not None and not at_least(istio, "1.24"):  # the annotation is read from 1.24 on
+        return f"or upgrade to Istio 1.24+ (Kubernetes 1.29+) and enable native sidecars with {NATIVE_ANNOTATION_HINT}"
     return f"or enable native sidecars with {NATIVE_ANNOTATION_HINT}"
 
 

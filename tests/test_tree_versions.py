@@ -1,0 +1,78 @@
+"""Versions from the tree (wave-3 spec V2.6): where the workload's own sources state the Istio release
+(IstioOperator `spec.tag`, istiod Helm values `global.tag` or `tag`, the istiod image's tag), it is used
+and named; the command line and config win; sources that disagree decide nothing and conflict in nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from meshlint.cli import main
+
+APP = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    metadata:
+      labels: {app: web, sidecar.istio.io/inject: "true"}
+    spec:
+      containers:
+        - name: web
+          image: web
+          command: ["sh", "-c", "curl -sf http://config/seed && exec web"]
+"""
+OPERATOR = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: {{name: {name}, namespace: istio-system}}\nspec:\n  tag: {tag}\n"
+ISTIOD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: istiod, namespace: istio-system}
+spec:
+  template:
+    spec:
+      containers:
+        - name: discovery
+          image: docker.io/istio/pilot:1.22.3-distroless
+"""
+RACE = (
+    "app.yaml:6:5: error ML101 [*] startup-race: Deployment web can start before its istio-proxy sidecar is ready: classic sidecar ({native}), "
+    "holdApplicationUntilProxyStarts is false (default); it calls out at startup: command calls http://config/seed with curl (line 12)"
+)
+
+
+def run(tmp_path: Path, monkeypatch, files: dict[str, str], *args: str) -> list[str]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101,ML006", "--format", "concise", *args])
+    return result.stdout.splitlines()
+
+
+def test_the_operators_tag_names_the_release(tmp_path, monkeypatch):
+    out = run(tmp_path, monkeypatch, {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.18.5")})
+    assert out == [RACE.format(native="Istio 1.18, read from IstioOperator spec.tag 1.18.5, iop.yaml:5, does not default to native sidecars")]
+    help_line = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"]).stdout.splitlines()[3]
+    # The annotation that turns on native sidecars is read from Istio 1.24 on: an older release is told to upgrade.
+    assert help_line.endswith('or upgrade to Istio 1.24+ (Kubernetes 1.29+) and enable native sidecars with the pod annotation '
+                              'sidecar.istio.io/nativeSidecar: "true" (Istio 1.24+, Kubernetes 1.29+)')
+
+
+def test_the_istiod_image_tag_names_the_release(tmp_path, monkeypatch):
+    out = run(tmp_path, monkeypatch, {"app.yaml": APP, "istiod.yaml": ISTIOD})
+    assert out == [RACE.format(native="Istio 1.22, read from istiod image 1.22.3-distroless, istiod.yaml:9, does not default to native sidecars")]
+
+
+def test_helm_global_tag_names_the_release(tmp_path, monkeypatch):
+    values = "global:\n  tag: 1.20.1\n  hub: docker.io/istio\nmeshConfig:\n  accessLogFile: /dev/stdout\n"
+    out = run(tmp_path, monkeypatch, {"app.yaml": APP, "values-istiod.yaml": values}, "--mesh-config", "values-istiod.yaml")
+    assert out == [RACE.format(native="Istio 1.20, read from Helm global.tag 1.20.1, values-istiod.yaml:2, does not default to native sidecars")]
+
+
+def test_the_command_line_wins(tmp_path, monkeypatch):
+    out = run(tmp_path, monkeypatch, {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.18.5")}, "--istio-version", "1.23")
+    assert out == [RACE.format(native="Istio 1.23 does not default to native sidecars")]
+
+
+def test_two_releases_decide_nothing_and_conflict_in_nothing(tmp_path, monkeypatch):
+    files = {"app.yaml": APP, "old.yaml": OPERATOR.format(name="old", tag="1.18.5"), "new.yaml": OPERATOR.format(name="new", tag="1.20.0")}
+    assert run(tmp_path, monkeypatch, files) == [RACE.format(native="Istio/Kubernetes versions unknown")]
