@@ -123,6 +123,16 @@ class RevisionTag(NamedTuple):
     origin: Position
 
 
+def _own(claims: list[Claim], place: Place, units: UnitsOf | None) -> bool:
+    """Some claim lies on the workload's path or in one of its units (wave-3 spec V2.6: the release
+    its own unit states)."""
+    deciding, elsewhere = considered(claims, place, units)
+    if not elsewhere:
+        return True
+    mine = units(place.file) if units is not None else frozenset()
+    return bool(mine) and any(mine & units(c.place.file) for c in deciding if units is not None)
+
+
 class MeshSettings:
     """The mesh-wide settings that apply at one place, for one revision (wave-2 spec §W2), and the
     conflicts that left fields there undecided."""
@@ -465,6 +475,8 @@ class MeshContext:
             for (claimed_revision, field), claims in self.claims.items():
                 if claimed_revision != revision:
                     continue
+                if field == ISTIO_VERSION and not _own(claims, place, units):
+                    continue  # a release stated elsewhere (another sample's install) says nothing of this workload
                 setting, conflict = resolve(field, claims, place, units)
                 if setting is not None:
                     resolved[field] = setting
