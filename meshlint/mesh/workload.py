@@ -278,14 +278,15 @@ class WorkloadView:
     def startup_evidence(self) -> list[Evidence]:
         """What the pod's regular containers call before the app serves (a co-located container that
         dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
-        return [e for c in self.app_containers for e in self.calls(c)]
+        return [e for c in self.app_containers for e in self.calls(c, race=True)]
 
-    def calls(self, container: Container) -> list[Evidence]:
+    def calls(self, container: Container, race: bool = False) -> list[Evidence]:
         """A container's startup evidence without its own address: a Service that selects this pod is
         never a peer it calls (a database given its own DSN), and a ConfigMap that names the pod's own
         Service is the whole app's address book, shared by every service: its addresses are names, weak
-        evidence, never calls (wave-3 spec V2.2, V2.4)."""
-        found = self.commands(container).startup_calls
+        evidence, never calls (wave-3 spec V2.2, V2.4). `race`: only the calls that can meet a proxy not
+        yet ready (none after a wait for the network or a long sleep)."""
+        found = self.commands(container).race_calls if race else self.commands(container).startup_calls
         if not found or not self.own_hosts:
             return found
         own = [self._names_own(e) for e in found]

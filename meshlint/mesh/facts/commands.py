@@ -96,8 +96,22 @@ class CommandModel:
         """What the container calls before it serves: env peers, client commands, dialled addresses."""
         from meshlint.mesh.facts import evidence
 
+        return self._with_env(evidence.command_evidence(self.run + self.post_start, startup=False))
+
+    @cached_property
+    def race_calls(self) -> list[Evidence]:
+        """The startup calls that can meet a proxy not yet ready: not those of a loop that retries until
+        one answers, nor any after it or after a long `sleep` (wave-3 spec V2.2)."""
+        from meshlint.mesh.facts import evidence
+
+        # A postStart hook runs beside the main command: a wait in one does not hold the other.
+        return self._with_env(evidence.command_evidence(self.run) + evidence.command_evidence(self.post_start))
+
+    def _with_env(self, called: list[Evidence]) -> list[Evidence]:
+        from meshlint.mesh.facts import evidence
+
         found = evidence.env_evidence(self.environment) + evidence.image_evidence(self.container)
-        for piece in evidence.command_evidence(self.run + self.post_start):
+        for piece in called:
             if piece.what not in {e.what for e in found}:
                 found.append(piece)
         return found

@@ -98,18 +98,42 @@ def env_evidence(environment: Environment) -> list[Evidence]:
     return found
 
 
-def command_evidence(commands: list[Command]) -> list[Evidence]:
+def command_evidence(commands: list[Command], startup: bool = True) -> list[Evidence]:
     """What the commands that run before the app serves call: a client, a migration, an install, or
     an address a program is told to dial. One piece per command; exit traps and dropped commands
-    never count, nor calls to the container's own loopback."""
+    never count, nor calls to the container's own loopback. Nor do the calls of a loop that retries
+    until one answers (`until kubectl version; do sleep 2; done`), nor any call after such a loop or
+    after a long `sleep`: by then the proxy is up (wave-3 spec V2.2). `startup` False: every call,
+    whenever it is made (the ports a container dials at all)."""
     found: list[Evidence] = []
     for command in commands:
         if command.trap or command.dropped is not None:
             continue
         evidence = _command_evidence(command)
+        if startup and command.retried and evidence is not None:
+            break  # a wait for the network: what follows runs once it answers
+        if startup and not command.conditional and not command.background and _long_sleep(command):
+            break
         if evidence is not None and evidence.what not in {e.what for e in found}:
             found.append(evidence)
     return found
+
+
+LONG_SLEEP = 15  # seconds: a proxy not ready by then is stuck, and no sleep before a call shortens the race
+
+
+def _long_sleep(command: Command) -> bool:
+    argv = command.work
+    if not argv or basename(argv[0].text) != "sleep" or len(argv) != 2:
+        return False
+    match = _DURATION.fullmatch(argv[1].text.strip())
+    if match is None:
+        return False
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"] >= LONG_SLEEP
+
+
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)([smhd]?)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def image_evidence(container: Container) -> list[Evidence]:
@@ -137,7 +161,7 @@ def env_ports(container: Container, environment: Environment, commands: list[Com
         if port is not None and 0 < port <= 65535:
             origin = f" from {variable.source}" if variable.source else ""
             found.append((port, Evidence(f"env {name}={_short(value)}{origin}", variable.position, PROGRAM, value, variable.elsewhere)))
-    for evidence in command_evidence(commands):
+    for evidence in command_evidence(commands, startup=False):
         address = addresses.parse(evidence.target) if evidence.target else None
         if address is not None and address.port is not None:
             found.append((address.port, evidence))

@@ -86,6 +86,7 @@ class Command(NamedTuple):
     exec_form: bool = False  # the container's own argv (no shell)
     stdin: str | None = None  # a here-document or Argo `source` fed to it
     assignments: tuple[tuple[str, str], ...] = ()  # `NAME=value prog`: env for this command only
+    retried: bool = False  # a while/until loop's condition: run again until it gives the answer awaited
 
     @property
     def argv(self) -> list[Word]:
@@ -273,6 +274,7 @@ class _Flow(NamedTuple):
     background: bool = False
     trap: tuple[str, ...] = ()
     tested: bool = False  # its failure does not end the script: an if/while condition, left of && or ||, after !
+    retried: bool = False  # a while/until loop's condition
     calls: tuple[str, ...] = ()  # the functions being run, so a recursive one is read once
 
 
@@ -381,9 +383,9 @@ class _Reader:
         elif kind == "while_statement":
             for condition in node.fields("condition"):
                 if condition.named:
-                    self.statement(condition, script, shell, flow._replace(tested=True))
+                    self.statement(condition, script, shell, flow._replace(tested=True, retried=True))
             for body in node.fields("body"):
-                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
+                self.statements(body, script, shell, flow._replace(conditional=True, loop=True, retried=False))
         elif kind in ("for_statement", "c_style_for_statement", "select_statement"):
             for value in node.fields("value"):
                 self.substitutions(value, script, shell, flow)
@@ -543,6 +545,7 @@ class _Reader:
                 guard=self.guard(shell, flow),
                 conditional=flow.conditional,
                 loop=flow.loop,
+                retried=flow.retried,
                 background=flow.background,
                 trap=flow.trap,
                 dropped=shell.ended,
