@@ -14,7 +14,11 @@ dials out at start (`cloud_sql_proxy`); a database or broker connection string i
 evidence are said once, mesh-wide, by ML100. Commands are read as the shell runs them: a comment, a
 file path, a listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a
 `{{ }}` placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being
-a Job is none by itself. Option `require-evidence` is kept for old configurations: evidence is always
+a Job is none by itself. Nor is a call in a loop that retries until the network answers (`until
+kubectl version; do sleep 2; done`), or any call after such a loop or after a `sleep` of 15 seconds or
+more, nor a pod whose own script waits for the proxy (`localhost:15021/healthz/ready`, `pilot-agent
+wait`). Where no option names the Istio release, the one the workload's own unit installs (an
+IstioOperator's `spec.tag`, Helm `global.tag`, istiod's image) words the message and the help. Option `require-evidence` is kept for old configurations: evidence is always
 required now. A pod with interception mode `NONE` is left alone (ML403 reports it): without iptables
 its calls pass through the proxy only when the app sends them there itself
 (`HTTP_PROXY=127.0.0.1:15002`), and then it is reported.
