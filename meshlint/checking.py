@@ -284,7 +284,10 @@ def check(
 
     def lint() -> Any:
         try:
-            return run(list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=where, progress=progress)
+            return run(
+                list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=where, progress=progress,
+                diff_files=frozenset(changed.lines) if changed is not None else None,
+            )
         finally:
             if progress is not None:
                 progress.clear()  # before any note, diff or report is written

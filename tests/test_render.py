@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
@@ -290,3 +291,19 @@ def test_a_base_of_a_built_and_an_unbuilt_overlay_is_judged_as_written_for_the_u
     monkeypatch.chdir(tmp_path)
     found = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
     assert [(f["path"], f["line"], f["units"]) for f in found] == [("app/base/deploy.yaml", 7, ["app/overlays/prod"])]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_base_renders_only_the_overlays_that_reach_a_changed_file(tmp_path, monkeypatch):
+    from helpers import git
+
+    write_tree(tmp_path, overlays({"grace.yaml": GRACE_PATCH.replace("10", "40"), "mesh.yaml": MESH}, "[../../base, mesh.yaml]", "patches:\n  - path: grace.yaml\n"))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "overlays")
+    (tmp_path / "app/overlays/prod/grace.yaml").write_text(GRACE_PATCH, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML301", "--diff-base", "main"])
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("app/overlays/prod/grace.yaml:8:38: error ML301 drain-exceeds-grace: "), lines
+    assert "1 of 1 root kustomization rendered with " + RENDERER.name in lines[-1], lines[-1]

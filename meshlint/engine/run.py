@@ -117,7 +117,7 @@ class Plan:
 
 def run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
-    cache_dir: str | Callable[[], str] | None = None, progress: Progress | None = None,
+    cache_dir: str | Callable[[], str] | None = None, progress: Progress | None = None, diff_files: frozenset[str] | None = None,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -127,15 +127,16 @@ def run(
     any order of the paths. `beyond`: read and check beyond the paths as §W2.6-7 say (engine/reach.py);
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
     run, and take this run's from it where nothing they depend on changed (engine/cache.py).
-    `progress`: told of each file the first pass reads and each the second checks."""
+    `progress`: told of each file the first pass reads and each the second checks. `diff_files`: the real
+    paths a `--diff-base` run reports on: only the overlays that reach one are rendered."""
     top = configs.top if isinstance(configs, ConfigSet) else configs
     with inputs.at_work(top.max_file_size):
-        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress)
+        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress, diff_files)
 
 
 def _run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
-    cache_dir: str | Callable[[], str] | None, progress: Progress | None,
+    cache_dir: str | Callable[[], str] | None, progress: Progress | None, diff_files: frozenset[str] | None = None,
 ) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
@@ -279,7 +280,7 @@ def _run(
     if cache is not None:
         cache.save()
     if beyond and any(not root.component for root in units.roots) and top.render == "auto":
-        _rendered(plan, report, units, checked, jobs)
+        _rendered(plan, report, units, checked, jobs, diff_files)
     report.findings = _combined(plan, report.findings, report.held_in)
     report.findings.extend(_check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=_order)
@@ -293,15 +294,18 @@ def _run(
     return report
 
 
-def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs: int) -> None:
+def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs: int, diff_files: frozenset[str] | None) -> None:
     """What the root kustomizations deploy, judged as built (engine/rendering.py), in place of the raw
-    findings of the files they cover."""
+    findings of the files they cover. `diff_files`: a --diff-base run's changed files: the roots that reach
+    none are not built, unless a changed file lies in no unit (a platform's mesh config governs every one)."""
     from meshlint.source.render import find_renderer
 
     renderer = find_renderer()
     names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
     # Only the roots that reach a file of the run: a pre-commit run's units hold the whole repository's.
     roots = [root for root in units.roots if not root.component and any(os.path.realpath(f) in names for f in root.files)]
+    if diff_files is not None and all(units.of(path) for path in diff_files):
+        roots = [root for root in roots if any(os.path.realpath(f) in diff_files for f in root.files)]
     if not roots:
         return
     if renderer is None:
