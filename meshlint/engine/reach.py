@@ -92,8 +92,8 @@ def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> t
 
 def kustomizations_around(named: Iterable[str], governing: Governing) -> list[str]:
     """Every kustomization of the repository (else the working folder) that holds a named file: the
-    overlays that may reach a named base file, which a pre-commit run names alone. Hidden folders and
-    excluded paths are passed over; the search stops at MOST_KUSTOMIZATIONS."""
+    overlays that may reach a named base file, which a pre-commit run names alone. Hidden folders,
+    `node_modules` and excluded paths are passed over; the search stops at MOST_KUSTOMIZATIONS."""
     from meshlint.source import gitexcludes
     from meshlint.source.kustomize import KUSTOMIZATION_NAMES
     from meshlint.source.units import MOST_KUSTOMIZATIONS
@@ -106,7 +106,7 @@ def kustomizations_around(named: Iterable[str], governing: Governing) -> list[st
     found: list[str] = []
     for top in sorted(tops):
         for folder, folders, files in os.walk(top):
-            folders[:] = sorted(f for f in folders if not f.startswith("."))
+            folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "node_modules")
             for name in KUSTOMIZATION_NAMES:
                 if name in files:
                     path = _shown(os.path.join(folder, name))
