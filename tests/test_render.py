@@ -307,3 +307,10 @@ def test_diff_base_renders_only_the_overlays_that_reach_a_changed_file(tmp_path,
     lines = result.stdout.splitlines()
     assert lines[0].startswith("app/overlays/prod/grace.yaml:8:38: error ML301 drain-exceeds-grace: "), lines
     assert "1 of 1 root kustomization rendered with " + RENDERER.name in lines[-1], lines[-1]
+
+
+def test_the_text_report_names_the_overlays_that_deploy_a_rendered_finding(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
+    assert result.stdout.splitlines()[1:4] == ["  7 |     metadata:", "    |     ^", "  deployed by: app/overlays/dev"]

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from meshlint.findings import said_key
 from meshlint.report import visible
 
 if TYPE_CHECKING:
@@ -101,6 +102,10 @@ def chunks(report: Report, *, color: bool = False, with_statistics: bool = False
         if f.rendered_from:
             source = visible(f.rendered_from)
             out.append(f"  {_DIM}source:{_RESET} {source}" if color else f"  source: {source}")
+        held = report.held_in.get(said_key(f)) if report.held_in else None
+        if held:  # found by building overlays: the ones that deploy it so
+            built = visible(", ".join(held), one_line=True)
+            out.append(f"  {_DIM}deployed by:{_RESET} {built}" if color else f"  deployed by: {built}")
         out.append(f"  {_DIM}help:{_RESET} {help_text}" if color else f"  help: {help_text}")
         out.append("")
         yield "\n".join(out) + "\n"
