@@ -314,3 +314,19 @@ def test_the_text_report_names_the_overlays_that_deploy_a_rendered_finding(tmp_p
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
     assert result.stdout.splitlines()[1:4] == ["  7 |     metadata:", "    |     ^", "  deployed by: app/overlays/dev"]
+
+
+def test_a_build_whose_findings_cannot_be_placed_is_named_and_its_files_checked_as_written(tmp_path, monkeypatch):
+    from meshlint.engine import rendering
+
+    def broken(self, finding):
+        raise ValueError("no such node")
+
+    write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rendering._Relocation, "finding", broken)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101", "--format", "json"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [found] = json.loads(result.stdout)["findings"]
+    assert (found["path"], found["units"]) == ("app/base/deploy.yaml", ["app/overlays/dev", "app/overlays/prod"])
+    assert result.stderr.count("not rendered: meshlint could not check what it builds (ValueError: no such node)") == 2

@@ -45,12 +45,23 @@ def apply(
     (a base beside a named overlay file in a pre-commit run) are not reported on."""
     built = render(roots, renderer, limit, jobs, inputs.OVERLAY)
     notes = [f"{r.root.name}: not rendered ({renderer.name}): {r.error}; its files are checked as written" for r in built if r.text is None]
-    done = {r.root.name for r in built if r.text is not None}
+    sources = _Sources(names)
+    placed: list[tuple[Rendered, list[Finding | None]]] = []
+    for each in built:
+        if each.text is None:
+            continue
+        stream = names.get(os.path.realpath(each.root.kustomization), each.root.kustomization)
+        try:
+            moved = _Relocation(each, stream, sources, units.fragments)
+            placed.append((each, [moved.finding(f) for f in check(stream, each.text)]))
+        except Exception as err:  # a build whose findings cannot be placed is one not rendered: never a traceback
+            notes.append(f"{each.root.name}: not rendered: meshlint could not check what it builds ({type(err).__name__}: {err}); its files are checked as written")
+    done = {each.root.name for each, _ in placed}
     if not done:
         return Outcome(findings, {}, notes, 0)
     # A file some of whose units were built: each built unit speaks for itself, and the file as written
     # speaks for the others only (a base one overlay of which needs a remote base).
-    reached = {os.path.realpath(f): f for r in built if r.text is not None for f in r.root.files if os.path.realpath(f) in names}
+    reached = {os.path.realpath(f): f for each, _ in placed for f in each.root.files if os.path.realpath(f) in names}
     covered = set(reached)
     unbuilt = {real: sorted(units.of(f) - done) for real, f in reached.items() if not units.of(f) <= done}
     raw = {said_key(f): f for f in findings}
@@ -65,23 +76,17 @@ def apply(
             held[said_key(f)] = list(unbuilt[real])
     found: dict[SaidKey, Finding] = {}
     by_code = {rule.code: rule for rule in rules}
-    sources = _Sources(names)
-    for each in built:
-        if each.text is None:
-            continue
-        stream = names.get(os.path.realpath(each.root.kustomization), each.root.kustomization)
-        moved = _Relocation(each, stream, sources, units.fragments)
-        for finding in check(stream, each.text):
-            placed = moved.finding(finding)
-            if placed is None or os.path.realpath(placed.path) not in covered:
+    for each, moved_findings in placed:
+        for finding in moved_findings:
+            if finding is None or os.path.realpath(finding.path) not in covered:
                 continue
-            rule = by_code.get(placed.code)
-            lines = sources.lines(placed.path)
-            if rule is not None and lines is not None and comment_suppression(lines, placed.position, rule) is not None:
+            rule = by_code.get(finding.code)
+            lines = sources.lines(finding.path)
+            if rule is not None and lines is not None and comment_suppression(lines, finding.position, rule) is not None:
                 continue
-            key = said_key(placed)
+            key = said_key(finding)
             if key not in found and key not in held:
-                found[key] = raw.get(key, placed)
+                found[key] = raw.get(key, finding)
             held.setdefault(key, [])
             if each.root.name not in held[key]:
                 held[key].append(each.root.name)
