@@ -50,7 +50,7 @@ def run(tmp_path: Path, monkeypatch, files: dict[str, str], *args: str) -> list[
 
 def test_the_operators_tag_names_the_release(tmp_path, monkeypatch):
     out = run(tmp_path, monkeypatch, {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.18.5")})
-    assert out == [RACE.format(native="Istio 1.18, read from IstioOperator spec.tag 1.18.5, iop.yaml:5, does not default to native sidecars")]
+    assert out == [RACE.format(native="Istio 1.18 from IstioOperator spec.tag 1.18.5 at iop.yaml:5 does not default to native sidecars")]
     help_line = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"]).stdout.splitlines()[3]
     # The annotation that turns on native sidecars is read from Istio 1.24 on: an older release is told to upgrade.
     assert help_line.endswith('or upgrade to Istio 1.24+ (Kubernetes 1.29+) and enable native sidecars with the pod annotation '
@@ -59,13 +59,13 @@ def test_the_operators_tag_names_the_release(tmp_path, monkeypatch):
 
 def test_the_istiod_image_tag_names_the_release(tmp_path, monkeypatch):
     out = run(tmp_path, monkeypatch, {"app.yaml": APP, "istiod.yaml": ISTIOD})
-    assert out == [RACE.format(native="Istio 1.22, read from istiod image 1.22.3-distroless, istiod.yaml:9, does not default to native sidecars")]
+    assert out == [RACE.format(native="Istio 1.22 from istiod image 1.22.3-distroless at istiod.yaml:9 does not default to native sidecars")]
 
 
 def test_helm_global_tag_names_the_release(tmp_path, monkeypatch):
     values = "global:\n  tag: 1.20.1\n  hub: docker.io/istio\nmeshConfig:\n  accessLogFile: /dev/stdout\n"
     out = run(tmp_path, monkeypatch, {"app.yaml": APP, "values-istiod.yaml": values}, "--mesh-config", "values-istiod.yaml")
-    assert out == [RACE.format(native="Istio 1.20, read from Helm global.tag 1.20.1, values-istiod.yaml:2, does not default to native sidecars")]
+    assert out == [RACE.format(native="Istio 1.20 from Helm global.tag 1.20.1 at values-istiod.yaml:2 does not default to native sidecars")]
 
 
 def test_the_command_line_wins(tmp_path, monkeypatch):
@@ -76,3 +76,47 @@ def test_the_command_line_wins(tmp_path, monkeypatch):
 def test_two_releases_decide_nothing_and_conflict_in_nothing(tmp_path, monkeypatch):
     files = {"app.yaml": APP, "old.yaml": OPERATOR.format(name="old", tag="1.18.5"), "new.yaml": OPERATOR.format(name="new", tag="1.20.0")}
     assert run(tmp_path, monkeypatch, files) == [RACE.format(native="Istio/Kubernetes versions unknown")]
+
+
+KIND = """kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+  - role: control-plane
+    image: kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f
+  - role: worker
+    image: kindest/node:{worker}
+"""
+
+
+def test_a_kind_clusters_oldest_node_names_the_kubernetes_release(tmp_path, monkeypatch):
+    files = {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "kind.yaml": KIND.format(worker="v1.30.0")}
+    assert run(tmp_path, monkeypatch, files) == [RACE.format(
+        native="ENABLE_NATIVE_SIDECARS=auto with Istio 1.28 from IstioOperator spec.tag 1.28.0 at iop.yaml:5, "
+               "on Kubernetes 1.30 from kind node image v1.30.0 at kind.yaml:7"
+    )]
+
+
+def test_istio_and_kubernetes_from_the_tree_that_default_to_native_sidecars_settle_the_race(tmp_path, monkeypatch):
+    files = {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "kind.yaml": KIND.format(worker="v1.33.1")}
+    assert run(tmp_path, monkeypatch, files) == []
+    # The command line wins over the tree.
+    assert run(tmp_path, monkeypatch, {}, "--kubernetes-version", "1.31") == [RACE.format(
+        native="ENABLE_NATIVE_SIDECARS=auto with Istio 1.28 from IstioOperator spec.tag 1.28.0 at iop.yaml:5, on Kubernetes 1.31"
+    )]
+
+
+def test_a_cluster_api_cluster_names_the_kubernetes_release(tmp_path, monkeypatch):
+    capi = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: prod}\nspec:\n  topology:\n    class: quick\n    version: v1.29.4\n"
+    files = {"app.yaml": APP, "iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "cluster.yaml": capi}
+    assert run(tmp_path, monkeypatch, files) == [RACE.format(
+        native="ENABLE_NATIVE_SIDECARS=auto with Istio 1.28 from IstioOperator spec.tag 1.28.0 at iop.yaml:5, "
+               "on Kubernetes 1.29 from Cluster spec.topology.version v1.29.4 at cluster.yaml:7"
+    )]
+
+
+def test_a_cluster_elsewhere_in_the_run_says_nothing_of_a_workload(tmp_path, monkeypatch):
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "ci").mkdir()
+    files = {"apps/app.yaml": APP, "apps/iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "ci/kind.yaml": KIND.format(worker="v1.33.1")}
+    # Istio 1.28 defaults to native sidecars only on Kubernetes 1.33+: with the cluster unknown, unknown.
+    assert run(tmp_path, monkeypatch, files) == [RACE.replace("app.yaml:", "apps/app.yaml:").format(native="Istio/Kubernetes versions unknown")]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint import numbers
 from meshlint.findings import Position
+from meshlint.mesh.clusterversion import CLUSTER_KINDS, KUBERNETES_VERSION, cluster_version
 from meshlint.mesh.envsources import EnvSources
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
@@ -161,6 +162,7 @@ class MeshSettings:
         self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
         self.istio_version: Setting[Any] | None = resolved.get(ISTIO_VERSION)  # the release the tree installs
+        self.kubernetes_version: Setting[Any] | None = resolved.get(KUBERNETES_VERSION)  # the release its cluster runs
         self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
 
     def helm_value(self, key: str) -> Setting[Any] | None:
@@ -303,6 +305,11 @@ class MeshContext:
         elif kind == LINKERD_SERVER and resource.api_version.split("/", 1)[0].endswith(LINKERD_API_SUFFIX):
             server = _linkerd_server(resource)
             self.linkerd_servers.setdefault(server.namespace, []).append(server)
+        elif kind in CLUSTER_KINDS:
+            version = cluster_version(resource)
+            if version is not None:
+                self.claims.setdefault(("", KUBERNETES_VERSION), []).append(Claim(version, where))
+                self._claims_changed()
         elif is_mesh_config(resource):
             source = mesh_source(resource)
             if source is not None:
@@ -473,14 +480,14 @@ class MeshContext:
             resolved: dict[str, Setting[Any]] = {}
             conflicts: list[Conflict] = []
             for (claimed_revision, field), claims in self.claims.items():
-                if claimed_revision != revision:
+                if claimed_revision != revision and field != KUBERNETES_VERSION:  # the cluster's, whichever revision injects
                     continue
-                if field == ISTIO_VERSION and not _own(claims, place, units):
+                if field in (ISTIO_VERSION, KUBERNETES_VERSION) and not _own(claims, place, units):
                     continue  # a release stated elsewhere (another sample's install) says nothing of this workload
                 setting, conflict = resolve(field, claims, place, units)
                 if setting is not None:
                     resolved[field] = setting
-                if conflict is not None and field != ISTIO_VERSION:  # two releases (an upgrade under way) decide nothing, and conflict in nothing
+                if conflict is not None and field not in (ISTIO_VERSION, KUBERNETES_VERSION):  # two releases (an upgrade under way) decide nothing, and conflict in nothing
                     conflicts.append(conflict)
             if len(self._settings) >= SETTINGS_KEPT:
                 # The second pass asks about one folder's places at a time: a memo of every place

@@ -94,3 +94,4 @@ class MeshOptions(NamedTuple):
     # Where the Istio release was read from the tree (`IstioOperator spec.tag 1.18.5, path:line`); empty
     # when the command line or config named it, or nothing did.
     istio_version_from: str = ""
+    kubernetes_version_from: str = ""  # likewise, for the Kubernetes release (a kind Cluster's node image)

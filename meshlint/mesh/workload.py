@@ -620,7 +620,7 @@ def build_view(mesh: MeshContext, template: PodTemplate, options: MeshOptions | 
     if namespace_conflict is not None and not _namespace_matters(mesh, template, options, sign):
         namespace_conflict = None
     settings = mesh.settings_at(place, classification.revision)
-    options = _with_tree_version(options, settings.istio_version)
+    options = _with_tree_versions(options, settings.istio_version, settings.kubernetes_version)
     written = _written_proxy(template, namespace, options, mesh)
     if classification.mesh == LINKERD and linkerd_names.injected_proxy(template) is None:
         refused = linkerd_names.token_refusal(template, settings.linkerd_helm.get("identity.serviceAccountTokenProjection"))
@@ -722,22 +722,30 @@ def _written_proxy(template: PodTemplate, namespace: Namespace | None, options: 
     return proxy
 
 
-def _with_tree_version(options: MeshOptions, found: Setting[Any] | None) -> MeshOptions:
-    """The options with the Istio release the workload's own sources install (wave-3 spec V2.6), where
-    neither the command line nor a config names one: those win."""
-    if found is None or options.versions.istio is not None:
-        return options
-    release = parse_version(found.value)
-    if release is None:
-        return options
-    return options._replace(versions=options.versions._replace(istio=release), istio_version_from=found.cited)
+def _with_tree_versions(options: MeshOptions, istio: Setting[Any] | None, kubernetes: Setting[Any] | None) -> MeshOptions:
+    """The options with the Istio release the workload's own sources install and the Kubernetes release
+    its cluster's manifest states (wave-3 spec V2.6), where neither the command line nor a config names
+    one: those win."""
+    release = parse_version(istio.value) if istio is not None and options.versions.istio is None else None
+    if istio is not None and release is not None:
+        options = options._replace(versions=options.versions._replace(istio=release), istio_version_from=_read_at(istio))
+    release = parse_version(kubernetes.value) if kubernetes is not None and options.versions.kubernetes is None else None
+    if kubernetes is not None and release is not None:
+        options = options._replace(versions=options.versions._replace(kubernetes=release), kubernetes_version_from=_read_at(kubernetes))
+    return options
+
+
+def _read_at(setting: Setting[Any]) -> str:
+    """`IstioOperator spec.tag 1.18.5 at iop.yaml:5`: what a release was read from, and where."""
+    return f"{setting.note} at {setting.where}" if setting.origin is not None else setting.note
 
 
 def _native(settings: MeshSettings, template: PodTemplate, options: MeshOptions, written: Container | None) -> Setting[bool]:
     """Native sidecar in effect? The injected proxy, the pod annotation, istiod's env, the
     compatibility profile, then Istio's `auto` default judged on the target versions."""
     versions = options.versions
-    istio = f"Istio {versions.istio}, read from {options.istio_version_from}," if options.istio_version_from else f"Istio {versions.istio}"
+    istio = f"Istio {versions.istio} from {options.istio_version_from}" if options.istio_version_from else f"Istio {versions.istio}"
+    kubernetes = f"Kubernetes {versions.kubernetes} from {options.kubernetes_version_from}" if options.kubernetes_version_from else f"Kubernetes {versions.kubernetes}"
     proxy = written
     if proxy is not None:
         return Setting(proxy.is_native_sidecar, proxy.position, "injected istio-proxy")
@@ -761,7 +769,8 @@ def _native(settings: MeshSettings, template: PodTemplate, options: MeshOptions,
         return Setting(False, None, f"{istio} does not default to native sidecars")
     if versions.istio is not None and versions.kubernetes is not None:
         auto = at_least(versions.kubernetes, "1.33")
-        return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with {istio} on Kubernetes {versions.kubernetes}")
+        joined = "," if options.istio_version_from else ""  # a comma after where the Istio release was read
+        return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with {istio}{joined} on {kubernetes}")
     return Setting(False, None, VERSIONS_UNKNOWN)
 
 

@@ -41,4 +41,5 @@ MESH_CONTEXT_KINDS = frozenset(("Namespace", "Service", "PeerAuthentication", "S
 # Checked as written, never read as context (the rules about them need only the context's other facts).
 POLICY_KINDS = frozenset(("AuthorizationPolicy",))
 # Read in the first pass only for what they declare (Istio revision tags, the Services webhooks call), never checked.
-DECLARATION_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Application"))
+# A cluster's own manifest (kind, Cluster API, eksctl) declares its Kubernetes release (mesh/clusterversion.py).
+DECLARATION_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Application", "Cluster", "KubeadmControlPlane", "ClusterConfig"))

@@ -14,7 +14,7 @@ from meshlint.source.toplevel import key_lines
 
 # Each pattern is matched against one line that `kind_lines` gives, from its start.
 _CONTEXT_KIND = re.compile(
-    r"[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|ValidatingWebhookConfiguration|Application|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?\r?$"
+    r"[\"']?kind[\"']?:[ \t]*[\"']?(Namespace|Service|Server|PeerAuthentication|Sidecar|IstioOperator|MutatingWebhookConfiguration|ValidatingWebhookConfiguration|Application|Cluster|KubeadmControlPlane|ClusterConfig|List|[A-Za-z]+List)[\"']?[ \t]*(#.*)?\r?$"
 )  # `\r?`: a file with CRLF line ends says `kind: Namespace\r`
 _CONFIGMAP = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?ConfigMap\b")
 _DEPLOYMENT = re.compile(r"[\"']?kind[\"']?:[ \t]*[\"']?Deployment[\"']?[ \t]*(#.*)?\r?$")
