@@ -331,4 +331,14 @@ def test_a_build_whose_findings_cannot_be_placed_is_named_and_its_files_checked_
     # prod's build finds nothing to place, so it stands; dev's cannot be placed, and the base as written
     # speaks for dev alone.
     assert (found["path"], found["units"]) == ("app/base/deploy.yaml", ["app/overlays/dev"])
-    assert result.stderr.count("not rendered: meshlint could not check what it builds (ValueError: no such node)") == 1
+    assert result.stderr.count("not rendered (meshlint): it could not check what it builds (ValueError: no such node)") == 1
+
+
+def test_json_summarises_the_rendering(tmp_path, monkeypatch):
+    write_tree(tmp_path, overlays({}, "[../../base, 'https://github.com/example/app//base?ref=v1']"))
+    monkeypatch.chdir(tmp_path)
+    summary = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["summary"]
+    assert summary["rendering"] == {
+        "renderer": RENDERER.name, "roots": 2, "rendered": 1,
+        "not_rendered": [{"unit": "app/overlays/prod", "reason": "needs the remote base https://github.com/example/app//base?ref=v1, which is never fetched"}],
+    }

@@ -32,7 +32,7 @@ class Outcome(NamedTuple):
 
     findings: list[Finding]
     units: dict[SaidKey, list[str]]
-    notes: list[str]
+    failed: list[tuple[str, str, str]]  # (unit, who said so, why) of each root not rendered
     rendered: int  # roots built
 
 
@@ -44,7 +44,7 @@ def apply(
     name of each file it checks, by real path. Only those files' findings change: a unit's other files
     (a base beside a named overlay file in a pre-commit run) are not reported on."""
     built = render(roots, renderer, limit, jobs, inputs.OVERLAY)
-    notes = [f"{r.root.name}: not rendered ({renderer.name}): {r.error}; its files are checked as written" for r in built if r.text is None]
+    failed = [(r.root.name, renderer.name, r.error) for r in built if r.text is None and r.error is not None]
     sources = _Sources(names)
     placed: list[tuple[Rendered, list[Finding | None]]] = []
     for each in built:
@@ -55,10 +55,10 @@ def apply(
             moved = _Relocation(each, stream, sources, units.fragments)
             placed.append((each, [moved.finding(f) for f in check(stream, each.text)]))
         except Exception as err:  # a build whose findings cannot be placed is one not rendered: never a traceback
-            notes.append(f"{each.root.name}: not rendered: meshlint could not check what it builds ({type(err).__name__}: {err}); its files are checked as written")
+            failed.append((each.root.name, "meshlint", f"it could not check what it builds ({type(err).__name__}: {err})"))
     done = {each.root.name for each, _ in placed}
     if not done:
-        return Outcome(findings, {}, notes, 0)
+        return Outcome(findings, {}, failed, 0)
     # A file some of whose units were built: each built unit speaks for itself, and the file as written
     # speaks for the others only (a base one overlay of which needs a remote base).
     reached = {os.path.realpath(f): f for each, _ in placed for f in each.root.files if os.path.realpath(f) in names}
@@ -93,7 +93,7 @@ def apply(
     already = {id(f) for f in kept}
     kept.extend(f for k, f in found.items() if k in raw and id(f) not in already)
     kept.extend(fingerprint([f for k, f in found.items() if k not in raw]))
-    return Outcome(kept, {k: sorted(v) for k, v in held.items()}, notes, len(done))
+    return Outcome(kept, {k: sorted(v) for k, v in held.items()}, failed, len(done))
 
 
 class _Sources:

@@ -47,7 +47,8 @@ class Summary:
     # meshed: a run over several repositories learns there why all of them count as Istio's.
     istio_sign: str | None
     units: int | None  # the deployment units the run's files are in (set by the run when there are any)
-    rendered: str | None  # how many root kustomizations were built, and with what (set by the run)
+    # The root kustomizations built, with what, and those not built and why (set by the run).
+    rendered: dict[str, Any] | None
     # The signs of Istio that made this run's (or file's) workloads assumed meshed: (path, line, column, text).
     signs_seen: set[tuple[str, int, int, str]]
 
@@ -132,6 +133,7 @@ class Summary:
             "fixed": self.fixed or 0,
             "fixable": self.fixable,
             "unsafe_fixable": self.unsafe_fixable,
+            **({"rendering": self.rendered} if self.rendered is not None else {}),
         }
 
 

@@ -320,9 +320,13 @@ def _rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs
         lambda found: fingerprinted(found, plan.root), plan.governing.top.config.max_file_size, jobs,
     )
     report.findings = outcome.findings
-    report.notes.extend(outcome.notes)
+    failed = sorted(outcome.failed)
+    report.notes.extend(f"{unit}: not rendered ({who}): {why}; its files are checked as written" for unit, who, why in failed)
     report.held_in = outcome.units
-    report.summary.rendered = f"{outcome.rendered} of {len(roots)} root kustomization{'s' if len(roots) != 1 else ''} rendered with {renderer.name}"
+    report.summary.rendered = {
+        "renderer": renderer.name, "roots": len(roots), "rendered": outcome.rendered,
+        "not_rendered": [{"unit": unit, "reason": why} for unit, _, why in failed],
+    }
 
 
 def _signs_seen(seen: set[tuple[str, int, int, str]]) -> str:

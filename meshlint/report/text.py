@@ -36,7 +36,8 @@ def summary_line(summary: Summary) -> str:
     if summary.units:
         parts.append(f"{summary.units} deployment unit{'s' if summary.units != 1 else ''}")
     if summary.rendered:
-        parts.append(summary.rendered)
+        roots = summary.rendered["roots"]
+        parts.append(f"{summary.rendered['rendered']} of {roots} root kustomization{'s' if roots != 1 else ''} rendered with {summary.rendered['renderer']}")
     if summary.not_checked:
         parts.append(
             f"{summary.not_checked} not checked (nothing shows they are meshed, and no sign of Istio lies on their path or in their "
