@@ -120,3 +120,11 @@ def test_a_cluster_elsewhere_in_the_run_says_nothing_of_a_workload(tmp_path, mon
     files = {"apps/app.yaml": APP, "apps/iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "ci/kind.yaml": KIND.format(worker="v1.33.1")}
     # Istio 1.28 defaults to native sidecars only on Kubernetes 1.33+: with the cluster unknown, unknown.
     assert run(tmp_path, monkeypatch, files) == [RACE.replace("app.yaml:", "apps/app.yaml:").format(native="Istio/Kubernetes versions unknown")]
+
+
+def test_another_charts_global_tag_names_no_istio_release(tmp_path, monkeypatch):
+    """Any chart's values may hold `global.tag` (and `env`, which makes them read as Helm values): only
+    istiod's own (mesh config, pilot, Istio's image hub) name Istio's release."""
+    values = "global:\n  tag: 1.3.0\n  imageRegistry: registry.example.com\nenv:\n  LOG_LEVEL: debug\n"
+    out = run(tmp_path, monkeypatch, {"app.yaml": APP, "values-app.yaml": values}, "--mesh-config", "values-app.yaml")
+    assert out == [RACE.format(native="Istio/Kubernetes versions unknown")]

@@ -220,7 +220,8 @@ def mesh_source(resource: Resource) -> MeshSource | None:
         source.compatibility_version = _present(root.get("compatibilityVersion"))
         source.revision = _revision(root.get("revision").text)
         source.tags = _tags(root.get("revisionTags"))
-        source.version = _release(root.path("global", "tag"), "Helm global.tag") or _release(root.get("tag"), "Helm tag")
+        if _istio_values(root):  # any chart's values may have a `global.tag`: only istiod's name Istio's release
+            source.version = _release(root.path("global", "tag"), "Helm global.tag") or _release(root.path("pilot", "tag"), "Helm pilot.tag")
     elif resource.kind == "ConfigMap":
         if not _configmap(resource, source):
             return None
@@ -276,6 +277,12 @@ def _istiod(resource: Resource, source: MeshSource) -> None:
                     source.env[name] = value
     label = resource.labels.get(REV_LABEL)
     source.revision = _revision(label.text if label is not None else resource.name[len(ISTIOD) + 1 :])
+
+
+def _istio_values(root: Node) -> bool:
+    """Helm values that are istiod's own: they set its mesh config or pilot, or pull Istio's images."""
+    hub = root.path("global", "hub").text or ""
+    return root.get("meshConfig").exists or root.get("pilot").exists or root.path("global", "istioNamespace").exists or "istio" in hub
 
 
 def _release(node: Node, where: str, text: str | None = None) -> Setting[str] | None:
