@@ -342,3 +342,17 @@ def test_json_summarises_the_rendering(tmp_path, monkeypatch):
         "renderer": RENDERER.name, "roots": 2, "rendered": 1,
         "not_rendered": [{"unit": "app/overlays/prod", "reason": "needs the remote base https://github.com/example/app//base?ref=v1, which is never fetched"}],
     }
+
+
+def test_a_place_is_read_back_as_keys_that_may_hold_dots(tmp_path):
+    from meshlint.engine.rendering import _steps
+    from meshlint.findings import Position
+    from meshlint.source.loader import load_file
+
+    text = "metadata:\n  annotations:\n    sidecar.istio.io/inject: 'true'\nspec:\n  containers:\n    - name: web\n      image: web\n    - image: two\n"
+    path = tmp_path / "x.yaml"
+    path.write_text(text, encoding="utf-8")
+    root = load_file(str(path), input_file=False).documents[0].root
+    assert _steps(root, Position(str(path), 3, 30)) == [("key", "metadata"), ("key", "annotations"), ("key", "sidecar.istio.io/inject")]
+    assert _steps(root, Position(str(path), 7, 14)) == [("key", "spec"), ("key", "containers"), ("item", "web"), ("key", "image")]
+    assert _steps(root, Position(str(path), 8, 14)) == [("key", "spec"), ("key", "containers"), ("item", 1), ("key", "image")]

@@ -90,8 +90,7 @@ def apply(
             held.setdefault(key, [])
             if each.root.name not in held[key]:
                 held[key].append(each.root.name)
-    already = {id(f) for f in kept}
-    kept.extend(f for k, f in found.items() if k in raw and id(f) not in already)
+    kept.extend(f for k, f in found.items() if k in raw)
     kept.extend(fingerprint([f for k, f in found.items() if k not in raw]))
     return Outcome(kept, {k: sorted(v) for k, v in held.items()}, failed, len(done))
 
@@ -101,7 +100,7 @@ class _Sources:
 
     def __init__(self, names: dict[str, str]) -> None:
         self.names = names
-        self._loaded: dict[str, tuple[list[Resource], Sequence[str]] | None] = {}
+        self._loaded: dict[str, tuple[list[Resource], Sequence[str], list[Node]] | None] = {}
         self._operations: dict[str, list[tuple[list[str], Node]]] = {}
 
     def name(self, absolute: str) -> str:
@@ -120,12 +119,9 @@ class _Sources:
         """A JSON patch file's operations that set a value: (the path's segments, the value)."""
         if path not in self._operations:
             found: list[tuple[list[str], Node]] = []
-            try:
-                loaded = load_file(path, input_file=False)
-            except OSError:
-                loaded = None
-            for document in loaded.documents if loaded is not None else ():
-                for op in document.root.elements():
+            loaded = self._load(path)
+            for root in loaded[2] if loaded is not None else ():
+                for op in root.elements():
                     pointer, value = op.get("path").value, op.get("value")
                     if op.get("op").value in ("add", "replace") and isinstance(pointer, str) and pointer.startswith("/") and value.exists:
                         found.append(([s.replace("~1", "/").replace("~0", "~") for s in pointer[1:].split("/")], value))
@@ -136,7 +132,8 @@ class _Sources:
         loaded = self._load(path)
         return loaded[1] if loaded is not None else None
 
-    def _load(self, path: str) -> tuple[list[Resource], Sequence[str]] | None:
+    def _load(self, path: str) -> tuple[list[Resource], Sequence[str], list[Node]] | None:
+        """A file's objects, lines and documents (a JSON patch is a list, no object)."""
         if path not in self._loaded:
             try:
                 loaded = load_file(path, input_file=False)
@@ -144,7 +141,7 @@ class _Sources:
                 self._loaded[path] = None
             else:
                 found = [r for document in loaded.documents for r in resources_of(document)]
-                self._loaded[path] = (found, loaded.lines)
+                self._loaded[path] = (found, loaded.lines, [document.root for document in loaded.documents])
         return self._loaded[path]
 
 
@@ -275,29 +272,32 @@ Step = tuple[str, object]  # ("key", key) or ("item", name or index)
 
 
 def _steps(root: Node, position: Position) -> list[Step]:
-    """The keys and list items from `root` down to the deepest node that starts at `position` (or, for
-    a place inside a value, the value that holds it)."""
-    best: list[Step] = []
-    best_start: tuple[int, int] = (0, 0)
-    stack: list[tuple[Node, list[Step]]] = [(root, [])]
-    target = (position.line, position.column)
-    while stack:
-        node, steps = stack.pop()
-        children: list[tuple[Node, Step]] = []
-        if node.is_map:
-            children = [(child, ("key", key)) for key, child in node.items()]
-        elif node.is_list:
-            children = [(child, ("item", _label(child, n))) for n, child in enumerate(node.elements())]
-        for child, step in children:
-            starts = [p for p in (child.key_pos, child.pos) if p is not None]
-            start = min((p.line, p.column) for p in starts) if starts else (0, 0)
-            if start > target:
-                continue
-            path = [*steps, step]
-            if start >= best_start:
-                best, best_start = path, start
-            stack.append((child, path))
-    return best
+    """The keys and list items from `root` down to what stands at `position`: the path `path_to` spells
+    (`spec.template.metadata.annotations.sidecar.istio.io/inject`), read back against the tree, whose
+    keys tell a dot in a key from a dot between two."""
+    spelled = root.path_to(position)
+    steps: list[Step] = []
+    node = root
+    while spelled:
+        if spelled.startswith("["):
+            label, _, spelled = spelled[1:].partition("]")
+            spelled = spelled.removeprefix(".")
+            # An item with a `name` goes by it, any other by its index.
+            named = any(c.is_map and c.get("name").value == label for c in node.elements())
+            step: Step = ("item", int(label) if label.isdigit() and not named else label)
+        else:
+            keys = [k for k, _ in node.items() if spelled == str(k) or spelled.startswith((f"{k}.", f"{k}["))]
+            if not keys:
+                break
+            key = max(keys, key=lambda k: len(str(k)))
+            spelled = spelled[len(str(key)):].removeprefix(".")
+            step = ("key", key)
+        child, whole = _walk(node, [step])
+        if not whole:
+            break
+        steps.append(step)
+        node = child
+    return steps
 
 
 def _same(segment: str, step: Step) -> bool:
@@ -311,11 +311,6 @@ def _same(segment: str, step: Step) -> bool:
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
-
-
-def _label(node: Node, index: int) -> object:
-    name = node.get("name").value if node.is_map else None
-    return name if isinstance(name, str) and name else index
 
 
 def _walk(root: Node, steps: list[Step]) -> tuple[Node, bool]:

@@ -20,14 +20,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, NamedTuple
 
 from meshlint.source.kustomize import KUSTOMIZATION_NAMES
 from meshlint.source.units import Root
 
-RENDER_MODES = ("auto", "never")
 TIMEOUT = 120  # seconds for one build: a root that takes longer is listed as not rendered
 MOST_BUILDS_AT_ONCE = 8
 WRAPPER = "kustomization.yaml"
@@ -213,8 +212,3 @@ def _environment() -> dict[str, str]:
     env["GIT_ALLOW_PROTOCOL"] = "file"
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
-
-
-def rendered_roots(rendered: Iterable[Rendered]) -> Iterator[Rendered]:
-    """The builds that made objects."""
-    return (r for r in rendered if r.text is not None)
