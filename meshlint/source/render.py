@@ -100,7 +100,7 @@ def _build(root: Root, folder: str, edited: Mapping[str, bytes], renderer: Rende
     kustomization = root.kustomization
     copied = None
     if any(os.path.realpath(f) in edited for f in root.files):
-        copied = _copy(root, os.path.join(folder, "copy"), edited)
+        copied = _copy(root, os.path.join(folder, "copy"), edited, limit)
         kustomization = copied[0] + kustomization[len(copied[1]):]
     # Origin annotations can only be asked for in a kustomization: a wrapper of our own lists the root,
     # by a relative path (kustomize refuses absolute ones), and leaves the user's files untouched.
@@ -156,10 +156,10 @@ def _run(command: list[str], folder: str, err: IO[bytes], limit: int) -> tuple[b
     return (b"".join(chunks) if code == 0 else None), None
 
 
-def _copy(root: Root, top: str, edited: Mapping[str, bytes]) -> tuple[str, str]:
+def _copy(root: Root, top: str, edited: Mapping[str, bytes], limit: int) -> tuple[str, str]:
     """The root's files, and the other files of its kustomizations' folders (what generators read),
     copied under `top` as they stand below their common folder, with the edited ones' new text:
-    (top, that common folder)."""
+    (top, that common folder). A file over `limit` bytes is left out, as a run leaves it unread."""
     files = set(root.files)
     for path in root.files:
         if os.path.basename(path) in KUSTOMIZATION_NAMES:
@@ -175,7 +175,7 @@ def _copy(root: Root, top: str, edited: Mapping[str, bytes]) -> tuple[str, str]:
             if text is not None:
                 with open(target, "wb") as out:
                     out.write(text)
-            else:
+            elif os.path.getsize(path) <= limit:
                 shutil.copyfile(path, target)
         except OSError:
             continue  # a file that cannot be read: the build says what is missing
