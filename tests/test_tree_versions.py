@@ -128,3 +128,19 @@ def test_another_charts_global_tag_names_no_istio_release(tmp_path, monkeypatch)
     values = "global:\n  tag: 1.3.0\n  imageRegistry: registry.example.com\nenv:\n  LOG_LEVEL: debug\n"
     out = run(tmp_path, monkeypatch, {"app.yaml": APP, "values-app.yaml": values}, "--mesh-config", "values-app.yaml")
     assert out == [RACE.format(native="Istio/Kubernetes versions unknown")]
+
+
+def test_a_source_that_states_only_a_release_is_no_place_to_set_the_hold(tmp_path, monkeypatch):
+    """istiod's Deployment names the release by its image, and configures nothing: the grouped startup
+    race stays at the workload, and is never put on the image line as if the hold could be set there."""
+    quiet = APP.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec web"]\n', "")
+    for name, text in {"app.yaml": quiet, "istiod.yaml": ISTIOD}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML100", "--format", "concise"]).stdout.splitlines()
+    assert out == [
+        "app.yaml:6:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: classic "
+        "sidecar (Istio 1.22 from istiod image 1.22.3-distroless at istiod.yaml:9 does not default to native sidecars), "
+        "holdApplicationUntilProxyStarts is false (default); nothing shows a call out at startup that needs the hold on this workload "
+        "alone: set it mesh-wide"
+    ]

@@ -140,6 +140,12 @@ class MeshSettings:
 
     def __init__(self, resolved: dict[str, Setting[Any]], conflicts: list[Conflict]) -> None:
         self.conflicts = conflicts
+        # The releases a source states are facts about what runs, not settings it gives: a source that
+        # states only a release (istiod's image tag) is no mesh-wide configuration to set a field in.
+        self.istio_version: Setting[Any] | None = resolved.get(ISTIO_VERSION)  # the release the tree installs
+        self.kubernetes_version: Setting[Any] | None = resolved.get(KUBERNETES_VERSION)  # the release its cluster runs
+        if self.istio_version is not None or self.kubernetes_version is not None:
+            resolved = {k: v for k, v in resolved.items() if k not in (ISTIO_VERSION, KUBERNETES_VERSION)}
         self._resolved = resolved
         self.sourced = bool(resolved) or bool(conflicts)  # False: every field is Istio's built-in default
         self.default_config: dict[str, Setting[Any]] = {}
@@ -161,8 +167,6 @@ class MeshSettings:
         self.native_env: Setting[Any] | None = resolved.get(f"env.{NATIVE_ENV}")
         self.rewrite_probes: Setting[Any] | None = resolved.get(REWRITE_PROBES)
         self.compatibility_version: Setting[Any] | None = resolved.get("compatibilityVersion")
-        self.istio_version: Setting[Any] | None = resolved.get(ISTIO_VERSION)  # the release the tree installs
-        self.kubernetes_version: Setting[Any] | None = resolved.get(KUBERNETES_VERSION)  # the release its cluster runs
         self.proxy_variant: Setting[Any] | None = resolved.get("helm.variant")
 
     def helm_value(self, key: str) -> Setting[Any] | None:
