@@ -201,7 +201,8 @@ def test_no_renderer_on_the_path_leaves_the_files_as_written(tmp_path, monkeypat
     monkeypatch.setattr("meshlint.source.render.find_renderer", lambda path=None: None)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101"])
     assert "2 root kustomizations not rendered: neither kustomize nor kubectl is on PATH" in result.output
-    assert os.path.exists(tmp_path / "app/base/deploy.yaml")
+    # As written, prod's patch settles nothing: the base races, for both overlays.
+    assert result.exit_code == 1 and result.stdout.startswith("app/base/deploy.yaml:7:5: error ML101 [*] startup-race: Deployment api")
 
 
 def test_a_named_base_file_is_judged_as_each_overlay_deploys_it(tmp_path, monkeypatch):
