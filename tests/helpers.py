@@ -23,7 +23,8 @@ RULES = load_rules()
 # Settings for tests about rules, not about who meshes a pod: every workload gets an Istio sidecar
 # unless something in it says otherwise (the default, `auto`, needs a sign of Istio in the run).
 MESHED = {"mesh": {"default-injection": "enabled"}}
-# A Deployment with an Istio sidecar and nothing that holds the app until it is ready: one ML101 at 7:5.
+# A Deployment with an Istio sidecar, nothing that holds the app until it is ready and a peer it may
+# dial as it starts: one ML100 at 7:5.
 RACE = """apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -36,6 +37,7 @@ spec:
       containers:
         - name: web
           image: web:1
+          env: [{name: API_URL, value: "http://api:8080"}]
 """
 
 

@@ -16,7 +16,7 @@ from helpers import ROOT
 
 ACTION = YAML(typ="safe").load((ROOT / "action.yml").read_text())
 STEPS = {step.get("name", step.get("uses")): step for step in ACTION["runs"]["steps"]}
-RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web, sidecar.istio.io/inject: \"true\"}}\n    spec:\n      containers: [{name: web, image: web}]\n"
+RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web, sidecar.istio.io/inject: \"true\"}}\n    spec:\n      containers: [{name: web, image: web, env: [{name: API_URL, value: \"http://api:8080\"}]}]\n"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 
 

@@ -14,7 +14,7 @@ from meshlint.cli import main
 
 # The baseline keeps findings one by one: each workload's mesh-wide startup race is its own here.
 PER_WORKLOAD = "rules:\n  ML100: {group: false}\n"
-RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web}]\n"
+RACE = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: web, env: [{name: API_URL, value: \"http://api:8080\"}]}]\n"
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {is
 WORKLOAD = """apiVersion: apps/v1
 kind: Deployment
 metadata: {name: worker, namespace: shop}
-spec: {template: {metadata: {labels: {app: worker}}, spec: {containers: [{name: worker, image: "worker:1"}]}}}
+spec: {template: {metadata: {labels: {app: worker}}, spec: {containers: [{name: worker, image: "worker:1", env: [{name: API_URL, value: "http://api:8080"}]}]}}}
 ---
 apiVersion: v1
 kind: Service

@@ -41,8 +41,8 @@ def invoke(*args, input=None):
 
 RACE_TEXT = (
     "race.yaml:7:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: "
-    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); nothing shows a call out at "
-    "startup that needs the hold on this workload alone: set it mesh-wide\n"
+    "classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); it names peers in env: env API_URL=http://api:8080 (line 13); "
+    "nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
     "  help: add the pod-template annotation proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": true}', "
     "or run native sidecars: the pod annotation sidecar.istio.io/nativeSidecar: \"true\" (Istio 1.24+, Kubernetes 1.29+), "
     "or Istio 1.27+ with every node on Kubernetes 1.33+, which turns them on by default (pass --istio-version and --kubernetes-version so meshlint can tell)\n"
@@ -69,9 +69,9 @@ def test_text_groups_by_file_with_caret_under_the_column_and_statistics(project)
     (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # a finding for each workload
     result = invoke("check", "two.yaml", "race.yaml", "--statistics", "--select", "ML100,ML001")
     blocks = result.output.split("\n\n")
-    assert [b.splitlines()[0].split(": ")[0] for b in blocks[:-2]] == ["race.yaml:7:5", "two.yaml:7:5", "two.yaml:21:1"]
+    assert [b.splitlines()[0].split(": ")[0] for b in blocks[:-2]] == ["race.yaml:7:5", "two.yaml:7:5", "two.yaml:22:1"]
     tab_block = blocks[2].splitlines()  # the tab is shown as one space, so the caret stays under column 1
-    assert tab_block[1:3] == ["  21 |  labels: {app: web, sidecar.istio.io/inject: \"true\"}", "     | ^"]
+    assert tab_block[1:3] == ["  22 |  labels: {app: web, sidecar.istio.io/inject: \"true\"}", "     | ^"]
     assert blocks[-2] == "findings per rule:\n  2  ML100  startup-race-mesh-wide  (2 warning)\n  1  ML001  yaml-syntax-error       (1 error)"
     assert result.exit_code == 1
 
@@ -438,7 +438,7 @@ metadata:
 spec:
   template:
     metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec: {containers: [{name: web, image: web}]}
+    spec: {containers: [{name: web, image: web, env: [{name: API_URL, value: "http://api:8080"}]}]}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -450,7 +450,7 @@ metadata:
 spec:
   template:
     metadata: {labels: {sidecar.istio.io/inject: "true"}}
-    spec: {containers: [{name: api, image: api}]}
+    spec: {containers: [{name: api, image: api, env: [{name: ORDERS_URL, value: "http://orders:8080"}]}]}
 """
 
 
@@ -472,7 +472,10 @@ def test_rendered_streams_keep_the_file_each_object_came_from(project):
 def test_the_summary_names_the_istio_sign_only_when_it_made_a_workload_count_as_meshed(tmp_path, monkeypatch, injection, tail):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".meshlint.yaml").write_text(f"mesh:\n  default-injection: {injection}\n")
-    (tmp_path / "app.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web, image: web}]\n")
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n"
+        "  containers: [{name: web, image: web, env: [{name: API_URL, value: \"http://api:8080\"}]}]\n"
+    )
     (tmp_path / "sign.yaml").write_text("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge}\n")
     out = invoke("check", ".").output
     assert out.splitlines()[-1] == f"2 files, 1 resource, 1 finding (0 error, 1 warning, 0 info), 0 suppressed, 1 skipped, {tail}"

@@ -79,7 +79,7 @@ def test_a_baseline_given_on_the_command_line_is_named_alone(project):
     assert check("--baseline", "gone.json") == (2, "", "meshlint: error: gone.json: cannot read the baseline: No such file or directory\n")
 
 
-RACE_FINDING = "race.yaml:7:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
+RACE_FINDING = "race.yaml:7:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); it names peers in env: env API_URL=http://api:8080 (line 13); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
 
 
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: disabled}}\n"

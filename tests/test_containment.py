@@ -29,7 +29,7 @@ def tree(tmp_path, monkeypatch):
 
     monkeypatch.setattr(quitcalls, "shutdown_calls", failing)
     (tmp_path / "bad.yaml").write_text(job(f"./work bad-marker; {QUIT}"))
-    (tmp_path / "good.yaml").write_text(job("./work"))
+    (tmp_path / "good.yaml").write_text(job("./work", [("API_URL", "http://api:8080")]))  # a peer in env: ML100 counts it
     return tmp_path
 
 

@@ -179,6 +179,7 @@ def _manifest(step: int, compact: bool, metadata: str, config: str, comment: boo
         lines += [at(3, "annotations:"), *annotations] if annotations else []
     item = "- " if compact else i + "- "
     lines += [at(2, "spec:"), at(3, "containers:"), at(3, item + "name: web"), at(3, (" " * len(item)) + "image: web:1")]
+    lines += [at(3, (" " * len(item)) + 'env: [{name: API_URL, value: "http://api:8080"}]')]  # a peer it may dial as it starts
     return "\n".join(lines) + "\n"
 
 

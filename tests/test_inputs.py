@@ -211,7 +211,7 @@ def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_s
     def asked_for(count):
         top = tmp_path / str(count)
         for n in range(count):
-            tree(top, {f"apps/team{n % 4}/app{n}.yaml": f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app{n}\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels:\n        app: app{n}\n    spec:\n      containers:\n      - name: app\n        image: app\n"})
+            tree(top, {f"apps/team{n % 4}/app{n}.yaml": f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app{n}\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels:\n        app: app{n}\n    spec:\n      containers:\n      - name: app\n        image: app\n        env: [{{name: API_URL, value: \"http://api:8080\"}}]\n"})
         tree(top, {"apps/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: enabled\n"})
         monkeypatch.chdir(top)
         asked = []

@@ -161,7 +161,7 @@ def test_unsafe_tags_are_never_constructed(tmp_path):
     "containers, found",
     [
         ("containers: x", []),  # no containers: not a workload for the workload rules (wave 2 §W1)
-        ("containers: [{name: odd, image: odd}, 7]", [("ML100", 6)]),
+        ("containers: [{name: odd, image: odd, env: [{name: API_URL, value: \"http://api:8080\"}]}, 7]", [("ML100", 6)]),
     ],
 )
 def test_wrong_types_where_kubernetes_expects_others(tmp_path, containers, found):

@@ -98,7 +98,8 @@ def test_seconds_beyond_an_int64_are_no_grace_period_or_sleep(tmp_path):
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
         '    metadata: {annotations: {sidecar.istio.io/inject: "true", proxy.istio.io/config: "terminationDrainDuration: 50s"}}\n'
         f"    spec:\n      terminationGracePeriodSeconds: {big}\n      containers:\n"
-        f"        - {{name: app, image: app, lifecycle: {{preStop: {{sleep: {{seconds: {big}}}}}}}}}\n"
+        f"        - {{name: app, image: app, lifecycle: {{preStop: {{sleep: {{seconds: {big}}}}}}}, "
+        'env: [{name: API_URL, value: "http://api:8080"}]}\n'
     )
     assert [f[:4] for f in findings(lint_text(tmp_path, text))] == [("ML100", "warning", 6, 5)]
 

@@ -240,7 +240,7 @@ def test_fix_edits_the_base_once_for_every_overlay(tmp_path, monkeypatch):
 
 
 def test_ml100_counts_each_workload_once_and_names_the_overlays(tmp_path, monkeypatch):
-    quiet = BASE_DEPLOYMENT.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]\n', "")
+    quiet = BASE_DEPLOYMENT.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]\n', '          env: [{name: CONFIG_URL, value: "http://config"}]\n')
     tree = overlays({})
     tree["app/base/kustomization.yaml"] = "resources: [deploy.yaml, worker.yaml]\n"
     tree["app/base/deploy.yaml"] = quiet
@@ -272,6 +272,30 @@ def test_ml100_takes_a_workload_two_overlays_word_differently_once_in_both_units
         "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it "
         "in app/overlays/dev and app/overlays/prod: "
     ), issue.message
+
+
+def test_ml100_says_once_for_workloads_whose_overlays_overlap():
+    """A base every overlay deploys and a workload only the test overlays give a peer are one decision:
+    one finding naming every unit, not one per set of overlays (GoogleCloudPlatform/microservices-demo
+    34ffea9, kustomize/base with the components of kustomize/tests)."""
+    from meshlint.findings import Finding, Position, Severity
+    from meshlint.rules.ml100_startup_race_mesh_wide import ALONE, combine
+
+    def at(path: str, message: str) -> Finding:
+        return Finding(path, 26, 5, "ML100", "startup-race-mesh-wide", Severity.WARNING, message, "help")
+
+    held = {"frontend": ["kustomize", "kustomize/tests/a"], "currency": ["kustomize/tests/a", "kustomize/tests/b"], "alone": ["release"]}
+    found = [at("kustomize/base/frontend.yaml", "frontend"), at("kustomize/base/currency.yaml", "currency"), at("release/all.yaml", "alone")]
+    said = combine(found, lambda f: held[f.message], lambda _: None)
+    assert [(s.position, s.related) for s in said if not isinstance(s, Finding)] == [
+        (Position("kustomize/base/currency.yaml", 26, 5), (Position("kustomize/base/currency.yaml", 26, 5), Position("kustomize/base/frontend.yaml", 26, 5)))
+    ]
+    [group] = [s for s in said if not isinstance(s, Finding)]
+    assert group.message.startswith(
+        "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it "
+        "in kustomize, kustomize/tests/a and kustomize/tests/b: "
+    ), group.message
+    assert [s for s in said if isinstance(s, Finding)] == [found[2]._replace(message=f"alone; {ALONE}")]
 
 
 def test_the_renderer_is_looked_for_on_path_first(tmp_path):

@@ -42,7 +42,7 @@ spec:
       annotations: {proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'}
     spec:
       terminationGracePeriodSeconds: 10
-      containers: [{name: web, image: "web:1"}]
+      containers: [{name: web, image: "web:1", env: [{name: API_URL, value: "http://api:8080"}]}]
 """
 
 

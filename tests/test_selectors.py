@@ -23,6 +23,7 @@ spec:
         - name: web
           image: web:1
           lifecycle: {preStop: {sleep: {seconds: 10}}}
+          env: [{name: API_URL, value: "http://api:8080"}]
 """
 
 

@@ -133,7 +133,9 @@ def test_another_charts_global_tag_names_no_istio_release(tmp_path, monkeypatch)
 def test_a_source_that_states_only_a_release_is_no_place_to_set_the_hold(tmp_path, monkeypatch):
     """istiod's Deployment names the release by its image, and configures nothing: the grouped startup
     race stays at the workload, and is never put on the image line as if the hold could be set there."""
-    quiet = APP.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec web"]\n', "")
+    quiet = APP.replace(  # no call out at startup, only a peer named in env (weak evidence): ML100, not ML101
+        '          command: ["sh", "-c", "curl -sf http://config/seed && exec web"]\n', '          env: [{name: API_URL, value: "http://api:8080"}]\n'
+    )
     for name, text in {"app.yaml": quiet, "istiod.yaml": ISTIOD}.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -141,6 +143,6 @@ def test_a_source_that_states_only_a_release_is_no_place_to_set_the_hold(tmp_pat
     assert out == [
         "app.yaml:6:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: classic "
         "sidecar (Istio 1.22 from istiod image 1.22.3-distroless at istiod.yaml:9 does not default to native sidecars), "
-        "holdApplicationUntilProxyStarts is false (default); nothing shows a call out at startup that needs the hold on this workload "
-        "alone: set it mesh-wide"
+        "holdApplicationUntilProxyStarts is false (default); it names peers in env: env API_URL=http://api:8080 (line 12); nothing shows "
+        "a call out at startup that needs the hold on this workload alone: set it mesh-wide"
     ]

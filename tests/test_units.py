@@ -87,7 +87,7 @@ def test_a_linkerd_repository_with_one_istio_fixture_gets_no_istio_advice(tmp_pa
         ),
         "test/fixtures/istio-injected.yaml": (
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: injected\n  annotations: {sidecar.istio.io/status: '{\"containers\":[\"istio-proxy\"]}'}\n"
-            "spec:\n  containers:\n    - {name: app, image: app}\n    - {name: istio-proxy, image: 'docker.io/istio/proxyv2:1.22.0', args: [proxy, sidecar]}\n"
+            "spec:\n  containers:\n    - {name: app, image: app, env: [{name: API_URL, value: 'http://api:8080'}]}\n    - {name: istio-proxy, image: 'docker.io/istio/proxyv2:1.22.0', args: [proxy, sidecar]}\n"
         ),
     })
     monkeypatch.chdir(tmp_path)
@@ -95,7 +95,8 @@ def test_a_linkerd_repository_with_one_istio_fixture_gets_no_istio_advice(tmp_pa
     assert (code, out) == (1, [
         "test/fixtures/istio-injected.yaml:3:1: warning ML100 startup-race-mesh-wide: Pod injected can start before its istio-proxy sidecar is ready: "
         "classic sidecar (injected istio-proxy, test/fixtures/istio-injected.yaml:9), holdApplicationUntilProxyStarts is false "
-        "(test/fixtures/istio-injected.yaml:9); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide"
+        "(test/fixtures/istio-injected.yaml:9); it names peers in env: env API_URL=http://api:8080 (line 8); nothing shows a call out at "
+        "startup that needs the hold on this workload alone: set it mesh-wide"
     ])
 
 

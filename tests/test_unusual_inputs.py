@@ -24,7 +24,7 @@ spec:
     spec:
       restartPolicy: Never
       containers:
-      - {name: app, image: app}
+      - {name: app, image: app, env: [{name: API_URL, value: "http://api:8080"}]}
 """
 SUMMARY_ONE_CLEAN = "1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed\n"
 
@@ -119,7 +119,7 @@ def test_a_file_over_the_size_limit_is_reported_and_the_others_checked(tmp_path)
     assert result.stdout == (
         "a.yaml:6:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready (injection assumed: "
         "namespace unknown): classic sidecar (Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default)"
-        "; nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
+        "; it names peers in env: env API_URL=http://api:8080 (line 11); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n"
     )
     assert result.returncode == 1
 
@@ -203,7 +203,8 @@ def test_a_tree_of_every_reproducer_keeps_the_good_manifest_and_names_each_bad_f
     loop, a FIFO, a file over the size limit. The good manifest's findings come out whole, each file
     that cannot be read is named on one line, and the run ends (the subprocess timeout)."""
     huge = "9" * 5000
-    (tmp_path / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")  # each workload's findings whole, on its own
+    # Each workload's findings whole, on its own, ML100 included where the reproducer names no peer.
+    (tmp_path / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false, require-peers: false}\n")
     (tmp_path / "huge-port.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: huge}\nspec:\n  template:\n    metadata:\n"
         f"      annotations: {{sidecar.istio.io/inject: \"true\", traffic.sidecar.istio.io/excludeInboundPorts: \"{huge}\", "

@@ -73,8 +73,8 @@ def test_kubernetes_version_spellings_on_the_command_line_and_in_the_config(proj
 @pytest.mark.parametrize("text, release", ISTIO)
 def test_istio_version_spellings_on_the_command_line_and_in_the_config(project, text, release):
     race = (1, f"app.yaml:7:5: warning ML100 [*] startup-race-mesh-wide: Deployment web can start before its istio-proxy sidecar is ready: classic sidecar "
-               f"(Istio {release} does not default to native sidecars), holdApplicationUntilProxyStarts is false (default); nothing shows a call out "
-               "at startup that needs the hold on this workload alone: set it mesh-wide\n", "")
+               f"(Istio {release} does not default to native sidecars), holdApplicationUntilProxyStarts is false (default); it names peers in env: "
+               "env API_URL=http://api:8080 (line 13); nothing shows a call out at startup that needs the hold on this workload alone: set it mesh-wide\n", "")
     assert run(project, RACE, "--istio-version", text, "--kubernetes-version", "1.33") == race
     (project / ".meshlint.yaml").write_text(f'istio-version: "{text}"\nkubernetes-version: "1.33"\n')
     assert run(project, RACE) == race

@@ -4,12 +4,14 @@
 Collects the workloads that ML101 leaves alone: a classic (non-native) Istio sidecar, no
 `holdApplicationUntilProxyStarts`, and no strong evidence of a call at startup (their own command
 connecting, a database or broker connection string). Peer addresses in env are weak evidence: an app
-may never dial them before it serves. Instead of one warning per workload, it reports once per mesh-wide
-source and deployment unit: at the source that sets the proxies' defaults (IstioOperator
-`meshConfig.defaultConfig`, istiod Helm values, the `istio` ConfigMap) when there is one, else at the
-first such workload. The message counts them and names the first; every one is a related location
-(SARIF `relatedLocations`). Option `group: false` reports each workload on its own instead, as ML101
-did before this rule existed.
+may never dial them before it serves, so only workloads that name one are counted: a workload that
+names no peer has nothing at stake (option `require-peers: false` counts every workload, as before).
+Instead of one warning per workload, it reports once per mesh-wide source and deployment unit (units
+that share a workload, such as the overlays of one base, are one): at the source that sets the
+proxies' defaults (IstioOperator `meshConfig.defaultConfig`, istiod Helm values, the `istio`
+ConfigMap) when there is one, else at the first such workload. The message counts them and names the
+first; every one is a related location (SARIF `relatedLocations`). Option `group: false` reports each
+workload on its own instead, as ML101 did before this rule existed.
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -37,7 +39,7 @@ spec:
     metadata:
       labels: {sidecar.istio.io/inject: "true"}
     spec:
-      containers: [{name: web, image: "web:1"}]
+      containers: [{name: web, image: "web:1", env: [{name: API_URL, value: "http://api:8080"}]}]
 ```
 
 ## Use instead
@@ -61,7 +63,7 @@ spec:
     metadata:
       labels: {sidecar.istio.io/inject: "true"}
     spec:
-      containers: [{name: web, image: "web:1"}]
+      containers: [{name: web, image: "web:1", env: [{name: API_URL, value: "http://api:8080"}]}]
 ```
 
 ## Fix safety
@@ -109,7 +111,12 @@ NAMED = 3  # workloads a grouped finding names in its message (the rest are rela
             "type": "boolean",
             "default": True,
             "description": "one finding per mesh-wide source and deployment unit; false: one per workload",
-        }
+        },
+        "require-peers": {
+            "type": "boolean",
+            "default": True,
+            "description": "count only workloads that name a peer in env; false: every workload that starts without the hold",
+        },
     },
 )
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
@@ -117,6 +124,8 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if not startup_race_applies(workload) or workload.strong_evidence:
         return
     weak = workload.startup_evidence
+    if not weak and ctx.options.get("require-peers") is not False:
+        return  # nothing it names could be dialled before the proxy is ready: advice, not a finding
     named = f"; it names peers in env: {listing([str(e) for e in weak[:3]])}" if weak else ""
     source = workload.settings.istio_source
     hold = workload.hold
@@ -143,11 +152,22 @@ def combine(findings: Sequence[Finding], units_of: Callable[[Finding], list[str]
         written = found.related[0].path if found.related else ""
         held = places.setdefault((written, (found.path, found.line, found.column)), (found, set()))[1]
         held.update(units_of(found))
-    groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
+    # Workloads of one source whose units overlap are one decision (a base and the overlays that swap
+    # parts of it): their groups merge, and the finding names every unit.
+    groups: list[tuple[str, set[str], list[Finding]]] = []
     for (written, _), (found, held) in places.items():
-        groups.setdefault((written, tuple(sorted(held))), []).append(found)
+        joined = [g for g in groups if g[0] == written and (g[1] & held or not (g[1] or held))]
+        for group in joined[1:]:
+            joined[0][1].update(group[1])
+            joined[0][2].extend(group[2])
+            groups.remove(group)
+        if joined:
+            joined[0][1].update(held)
+            joined[0][2].append(found)
+        else:
+            groups.append((written, set(held), [found]))
     issues: list[Issue | Finding] = []
-    for (_, units), members in sorted(groups.items()):
+    for _, units, members in sorted(((w, tuple(sorted(u)), m) for w, u, m in groups), key=lambda g: g[:2]):
         members.sort(key=lambda f: (f.path, f.line, f.column))
         anchor = members[0].related[0] if members[0].related else None
         source = sources(anchor) if anchor is not None else None
