@@ -118,8 +118,10 @@ def test_a_cluster_elsewhere_in_the_run_says_nothing_of_a_workload(tmp_path, mon
     (tmp_path / "apps").mkdir()
     (tmp_path / "ci").mkdir()
     files = {"apps/app.yaml": APP, "apps/iop.yaml": OPERATOR.format(name="mesh", tag="1.28.0"), "ci/kind.yaml": KIND.format(worker="v1.33.1")}
-    # Istio 1.28 defaults to native sidecars only on Kubernetes 1.33+: with the cluster unknown, unknown.
-    assert run(tmp_path, monkeypatch, files) == [RACE.replace("app.yaml:", "apps/app.yaml:").format(native="Istio/Kubernetes versions unknown")]
+    # Istio 1.28 defaults to native sidecars only on Kubernetes 1.33+: the cluster in ci/ is not this workload's.
+    assert run(tmp_path, monkeypatch, files) == [RACE.replace("app.yaml:", "apps/app.yaml:").format(
+        native="Istio 1.28 from IstioOperator spec.tag 1.28.0 at apps/iop.yaml:5 defaults to native sidecars only on Kubernetes 1.33+, Kubernetes version unknown"
+    )]
 
 
 def test_another_charts_global_tag_names_no_istio_release(tmp_path, monkeypatch):
@@ -145,4 +147,45 @@ def test_a_source_that_states_only_a_release_is_no_place_to_set_the_hold(tmp_pat
         "sidecar (Istio 1.22 from istiod image 1.22.3-distroless at istiod.yaml:9 does not default to native sidecars), "
         "holdApplicationUntilProxyStarts is false (default); it names peers in env: env API_URL=http://api:8080 (line 12); nothing shows "
         "a call out at startup that needs the hold on this workload alone: set it mesh-wide"
+    ]
+
+
+# GoogleCloudPlatform/anthos-service-mesh-packages asm/istio/istio-operator.yaml (commit
+# c8d314482c81a7aba9e4d6128f4e77e9f9335403), its head: a release with a vendor suffix, and kpt setter
+# comments on the lines that state it.
+ASM_OPERATOR = """---
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  profile: empty
+  hub: gke.gcr.io/asm # {"$ref":"#/definitions/io.k8s.cli.setters.anthos.servicemesh.hub"}
+  tag: 1.23.3-asm.2 # {"$ref":"#/definitions/io.k8s.cli.setters.anthos.servicemesh.tag"}
+"""
+# shekar1221/kind-istio-payment-mesh kind/kind-config.yaml (commit d821177b4732cd6ba1619cf530d888bb5eb68a3d):
+# node images pinned by digest.
+KIND_CONFIG = """kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+  - role: control-plane
+    image: kindest/node:v1.35.5@sha256:ce977ae6d65918d0b58a5f8b5e940429c2ce42fa3a5619ec2bbc60b949c0ac95
+  - role: worker
+    image: kindest/node:v1.35.5@sha256:ce977ae6d65918d0b58a5f8b5e940429c2ce42fa3a5619ec2bbc60b949c0ac95
+"""
+
+
+def test_real_sources_beside_a_workload_name_both_releases(tmp_path, monkeypatch):
+    """Two real files that state releases, beside a workload that calls out as it starts. Istio 1.23 (an
+    ASM build) runs classic sidecars whatever the nodes, and the message says where it was read; with
+    Istio 1.28 from the command line (which wins over the tag), the nodes' Kubernetes 1.35 turns native
+    sidecars on by default and there is no race. Before versions were read from the tree, both said
+    "versions unknown"."""
+    files = {"app.yaml": APP, "istio-operator.yaml": ASM_OPERATOR, "kind-config.yaml": KIND_CONFIG}
+    assert run(tmp_path, monkeypatch, files) == [RACE.format(native=(
+        "Istio 1.23 from IstioOperator spec.tag 1.23.3-asm.2 at istio-operator.yaml:7 does not default to native sidecars"
+    ))]
+    assert run(tmp_path, monkeypatch, files, "--istio-version", "1.28") == []
+    del files["kind-config.yaml"]
+    (tmp_path / "kind-config.yaml").unlink()
+    assert run(tmp_path, monkeypatch, files, "--istio-version", "1.28") == [
+        RACE.format(native="Istio 1.28 defaults to native sidecars only on Kubernetes 1.33+, Kubernetes version unknown")
     ]

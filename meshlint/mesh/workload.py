@@ -771,6 +771,11 @@ def _native(settings: MeshSettings, template: PodTemplate, options: MeshOptions,
         auto = at_least(versions.kubernetes, "1.33")
         joined = "," if options.istio_version_from else ""  # a comma after where the Istio release was read
         return Setting(auto, None, f"ENABLE_NATIVE_SIDECARS=auto with {istio}{joined} on {kubernetes}")
+    # One release known: say which is missing, and what the known one decides.
+    if versions.istio is not None:
+        return Setting(False, None, f"{istio} defaults to native sidecars only on Kubernetes 1.33+, Kubernetes version unknown")
+    if versions.kubernetes is not None:
+        return Setting(False, None, f"Istio version unknown, on {kubernetes}")
     return Setting(False, None, VERSIONS_UNKNOWN)
 
 
