@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from meshlint.cli import main
 from meshlint.engine import cache
-from meshlint.engine import run as run_module
+from meshlint.engine import execution, firstpass
 
 
 @pytest.fixture(autouse=True)
@@ -46,13 +46,13 @@ class Counting:
 
     def __init__(self, monkeypatch):
         self.checked: list[str] = []
-        original = run_module.check_file
+        original = execution.check_file
 
         def counted(plan, path, data=None):
             self.checked.append(os.path.basename(path))
             return original(plan, path, data)
 
-        monkeypatch.setattr(run_module, "check_file", counted)
+        monkeypatch.setattr(execution, "check_file", counted)
 
 
 def check(path: Path, cache: Path, *more: str) -> tuple[int, str]:
@@ -171,13 +171,13 @@ class ComposingContext:
 
     def __init__(self, monkeypatch):
         self.read: list[str] = []
-        original = run_module._context_resources
+        original = firstpass.context_resources
 
         def counted(mesh, path, text, lines=None):
             self.read.append(os.path.basename(path))
             return original(mesh, path, text, lines)
 
-        monkeypatch.setattr(run_module, "_context_resources", counted)
+        monkeypatch.setattr(firstpass, "context_resources", counted)
 
 
 def test_a_warm_run_over_a_folder_takes_its_first_pass_back(tmp_path, monkeypatch):
@@ -248,13 +248,13 @@ class ReadingContextFiles:
 
     def __init__(self, monkeypatch):
         self.read: list[str] = []
-        original = run_module._Context._context_file
+        original = firstpass.ContextPass._context_file
 
         def counted(context, path, folder):
             self.read.append(os.path.basename(path))
             return original(context, path, folder)
 
-        monkeypatch.setattr(run_module._Context, "_context_file", counted)
+        monkeypatch.setattr(firstpass.ContextPass, "_context_file", counted)
 
 
 def context_tree(tmp_path: Path, injection: str) -> Path:

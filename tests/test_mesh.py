@@ -365,7 +365,7 @@ def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_where_it_can_chang
     """A file's later signs change nothing, nor do those of a later file of a folder that showed one
     (in no other unit): such documents are neither scanned nor composed. Another folder's are; and each
     document's kind lines are found once for both pre-checks."""
-    from meshlint.engine import run as engine
+    from meshlint.engine import firstpass as engine
     from meshlint.model import prefilter
 
     pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {proxy.istio.io/config: '{}'}}\nspec: {containers: [{name: a, image: a}]}\n"
@@ -374,9 +374,9 @@ def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_where_it_can_chang
     scanned, kinds = [], []
     monkeypatch.setattr(engine, "might_show_istio", lambda text: scanned.append(text) or prefilter.might_show_istio(text))
     monkeypatch.setattr(engine, "kind_lines", lambda text: kinds.append(text) or prefilter.kind_lines(text))
-    known = list(engine._context_resources(mesh, "f0.yaml", pod + "---\n" + pod))
-    same_folder = list(engine._context_resources(mesh, "f1.yaml", pod))
+    known = list(engine.context_resources(mesh, "f0.yaml", pod + "---\n" + pod))
+    same_folder = list(engine.context_resources(mesh, "f1.yaml", pod))
     assert (known, same_folder, len(scanned), len(kinds)) == ([], [], 0, 3)
-    other = list(engine._context_resources(mesh, "sub/e.yaml", pod))
+    other = list(engine.context_resources(mesh, "sub/e.yaml", pod))
     assert [(resource.kind, resource.name, context_too) for _, resource, context_too in other] == [("Pod", "p", False)]
     assert (len(scanned), len(kinds)) == (1, 4)

@@ -81,11 +81,11 @@ def test_shares_of_few_files():
 # warm-up (a forked worker loads these itself, once per worker).
 _LOADS_AFTER_WARMUP = """
 import json, sys
-from meshlint.engine import run
+from meshlint.engine import execution
 from meshlint.engine.warmup import load_for_checks
 
 load_for_checks()
-check_file = run.check_file
+check_file = execution.check_file
 loaded = set()
 
 def watched(*args):
@@ -94,7 +94,7 @@ def watched(*args):
     loaded.update(set(sys.modules) - before)
     return result
 
-run.check_file = watched
+execution.check_file = watched
 from meshlint.cli import main
 sys.argv = ["meshlint", "check", "testdata", "--jobs", "1", "--no-cache", "-o", "/dev/null"]
 try:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from meshlint.engine.governance import Governing
-    from meshlint.engine.run import Plan
+    from meshlint.engine.plan import Plan
     from meshlint.mesh.options import MeshOptions
 
 # json, tempfile, platformdirs and hashlib are imported where they are used: a run without findings to

@@ -25,7 +25,7 @@ from meshlint.source.loader import Light, LoadedFile, load_file
 from meshlint.suppressions import Suppression, annotation_suppression, comment_suppression, entry_matches, suppressions_in
 
 if TYPE_CHECKING:
-    from meshlint.engine.run import Plan
+    from meshlint.engine.plan import Plan
     from meshlint.engine.streams import Range
 
 

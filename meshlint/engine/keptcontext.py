@@ -1,4 +1,4 @@
-"""A run's first pass (its mesh context, engine/run.py `_Context.kept`) as plain JSON, and back.
+"""A run's first pass (its mesh context, engine/firstpass.py `ContextPass.kept`) as plain JSON, and back.
 
 Like a kept result (engine/keptresult.py), a kept first pass is data only: each part of the mesh
 context has a shape here, which writes exactly the types it knows (anything else: `Unkeepable`, and
@@ -114,7 +114,7 @@ MESH_PARTS: dict[str, Shape | None] = {
 }
 ENV_SOURCES = Mapping(Record(tuple, STR, STR), Many(ENV_SOURCE))
 STRINGS = Many(STR, set)
-# The parts of `_Context.kept` besides the mesh context, with their shapes.
+# The parts of `ContextPass.kept` besides the mesh context, with their shapes.
 PASS_PARTS: dict[str, Shape] = {
     "as_input": Mapping(STR, STR),
     "placed": Many(Record(tuple, STR, STR), set),

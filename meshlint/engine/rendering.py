@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from meshlint.engine.filecheck import check_file
 from meshlint.findings import Finding, Position, SaidKey, said_key
+from meshlint.fingerprint import fingerprinted
 from meshlint.model.resource import Resource, resources_of
 from meshlint.rule import Rule
 from meshlint.source import inputs
@@ -26,6 +28,10 @@ from meshlint.source.render import Rendered, Renderer, render
 from meshlint.source.units import Root, Units
 from meshlint.suppressions import comment_suppression
 
+if TYPE_CHECKING:
+    from meshlint.engine.plan import Plan
+    from meshlint.engine.results import Report
+
 
 class Outcome(NamedTuple):
     """The run's findings once rendering has spoken, the units each rendered finding holds in, notes."""
@@ -34,6 +40,39 @@ class Outcome(NamedTuple):
     units: dict[SaidKey, list[str]]
     failed: list[tuple[str, str, str]]  # (unit, who said so, why) of each root not rendered
     rendered: int  # roots built
+
+
+def judge_rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs: int, diff_files: frozenset[str] | None) -> None:
+    """What the root kustomizations deploy, judged as built (engine/rendering.py), in place of the raw
+    findings of the files they cover. `diff_files`: a --diff-base run's changed files: the roots that reach
+    none are not built, unless a changed file lies in no unit (a platform's mesh config governs every one)."""
+    from meshlint.source import render as renderers  # looked up at the call: a test may stand in for the search
+
+    renderer = renderers.find_renderer()
+    names = {inputs.real(f): f for f in checked if f != inputs.STDIN}
+    # Only the roots that reach a file of the run: a pre-commit run's units hold the whole repository's.
+    roots = [root for root in units.roots if not root.component and any(os.path.realpath(f) in names for f in root.files)]
+    if diff_files is not None and all(units.of(path) for path in diff_files):
+        roots = [root for root in roots if any(os.path.realpath(f) in diff_files for f in root.files)]
+    if not roots:
+        return
+    if renderer is None:
+        report.notes.append(f"{len(roots)} root kustomization{'s' if len(roots) != 1 else ''} not rendered: neither kustomize nor kubectl "
+                            "is on PATH; their files are checked as written (--render never says this is meant)")
+        return
+    rules = plan.governing.rules()
+    outcome = apply(
+        report.findings, units, roots, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
+        lambda found: fingerprinted(found, plan.root), plan.governing.top.config.max_file_size, jobs,
+    )
+    report.findings = outcome.findings
+    failed = sorted(outcome.failed)
+    report.notes.extend(f"{unit}: not rendered ({who}): {why}; its files are checked as written" for unit, who, why in failed)
+    report.held_in = outcome.units
+    report.summary.rendered = {
+        "renderer": renderer.name, "roots": len(roots), "rendered": outcome.rendered,
+        "not_rendered": [{"unit": unit, "reason": why} for unit, _, why in failed],
+    }
 
 
 def apply(

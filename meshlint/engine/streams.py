@@ -28,7 +28,7 @@ from meshlint.source.loader import (
 from meshlint.suppressions import Suppression
 
 if TYPE_CHECKING:
-    from meshlint.engine.run import Plan
+    from meshlint.engine.plan import Plan
 
 
 def check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int) -> FileResult:

@@ -194,6 +194,11 @@ def proxy_list(template: str) -> str:
     return keys[-1] if keys else "containers"
 
 
+def source_of(resource: Resource) -> MeshSource | None:
+    """The mesh-wide source a resource is, or None when it is no mesh config."""
+    return mesh_source(resource) if is_mesh_config(resource) else None
+
+
 def mesh_source(resource: Resource) -> MeshSource | None:
     """What a mesh-config resource says about the mesh, or None when it says nothing."""
     root = resource.root
