@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from meshlint.config import Config
+    from meshlint.config import Config, ConfigSet
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
 # tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
@@ -176,156 +176,226 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+class CheckOptions:
+    """The options of `check` (meshlint/options.py), as either command-line reader gives them."""
+
+    def __init__(self, **values: Any) -> None:
+        self.paths: tuple[str, ...] = values["paths"]
+        self.fmt: tuple[str, ...] = values["fmt"]
+        self.output: tuple[str, ...] = values["output"]
+        self.config_path: str | None = values["config_path"]
+        self.select: tuple[str, ...] = values["select"]
+        self.ignore: tuple[str, ...] = values["ignore"]
+        self.extend_select: tuple[str, ...] = values["extend_select"]
+        self.extend_ignore: tuple[str, ...] = values["extend_ignore"]
+        self.fail_on: str | None = values["fail_on"]
+        self.exit_zero: bool = values["exit_zero"]
+        self.baseline_path: str | None = values["baseline_path"]
+        self.write_baseline: str | None = values["write_baseline"]
+        self.diff_base: str | None = values["diff_base"]
+        self.kubernetes_version: str | None = values["kubernetes_version"]
+        self.istio_version: str | None = values["istio_version"]
+        self.linkerd_version: str | None = values["linkerd_version"]
+        self.mesh_config: tuple[str, ...] = values["mesh_config"]
+        self.color_choice: str = values["color_choice"]
+        self.no_color: bool = values["no_color"]
+        self.quiet: bool = values["quiet"]
+        self.statistics: bool = values["statistics"]
+        self.report_unused_suppressions: bool = values["report_unused_suppressions"]
+        self.jobs: int = values["jobs"]
+        self.stdin_filename: str | None = values["stdin_filename"]
+        self.docs_url: str | None = values["docs_url"]
+        self.max_file_size: str | None = values["max_file_size"]
+        self.fail_on_skipped: bool | None = values["fail_on_skipped"]
+        self.render: str | None = values["render"]
+        self.fix: bool = values["fix"]
+        self.show_diff: bool = values["show_diff"]
+        self.unsafe_fixes: bool = values["unsafe_fixes"]
+        self.cache_dir: str | None = values["cache_dir"]
+        self.no_cache: bool = values["no_cache"]
+
+
 @guarded
-def check(
-    report_flags: list[tuple[str, str]], paths: tuple[str, ...], fmt: tuple[str, ...], output: tuple[str, ...], config_path: str | None,
-    select: tuple[str, ...], ignore: tuple[str, ...], extend_select: tuple[str, ...], extend_ignore: tuple[str, ...],
-    fail_on: str | None, exit_zero: bool, baseline_path: str | None, write_baseline: str | None, diff_base: str | None,
-    kubernetes_version: str | None, istio_version: str | None, linkerd_version: str | None, mesh_config: tuple[str, ...], color_choice: str,
-    no_color: bool, quiet: bool, statistics: bool, report_unused_suppressions: bool, jobs: int,
-    stdin_filename: str | None, docs_url: str | None, max_file_size: str | None, fail_on_skipped: bool | None, render: str | None, fix: bool,
-    show_diff: bool,
-    unsafe_fixes: bool, cache_dir: str | None, no_cache: bool,
-) -> None:
+def check(report_flags: list[tuple[str, str]], **values: Any) -> None:
     """Run `check` with the options of meshlint/options.py; REPORT_FLAGS are its --format and --output
-    in command-line order. Exits with the run's exit code."""
-    from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
-    from meshlint.engine.run import run
-    from meshlint.mesh.options import version_problem
+    in command-line order. Exits with the run's exit code. Everything that can fail on a bad option
+    fails before the run."""
     from meshlint.registry import load_rules
+
+    o = CheckOptions(**values)
+    size_limit = _validated(o)
+    config, configs = _configs(o, size_limit)
+    reports = _reports(o, report_flags, config.format)
+    kept = _Kept(o, config)
+    if o.show_diff and (o.fmt or o.output):
+        raise UsageProblem("--diff prints the diff on stdout; it takes no --format or --output")
+    rules = load_rules()
+    _check_selectors(rules, {"--select": o.select, "--ignore": o.ignore, "--extend-select": o.extend_select, "--extend-ignore": o.extend_ignore})
+    _started()
+    report, fixing, unwritten = _lint(o, configs, rules, kept)
+    report.unsafe_fixes = o.unsafe_fixes
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[_skipped_on_stdout(reports, o.quiet):]]
+    notes += report.notes + fixing
+    notes += kept.apply(report)
+    for note in ([] if o.quiet else notes) + unwritten:
+        echo(f"meshlint: {note}", err=True)
+    color = "never" if o.no_color else o.color_choice
+    _write_reports(report, reports, color_choice=color, statistics=o.statistics, quiet=o.quiet, docs_url=config.docs_url)
+    failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
+    # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
+    failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
+    sys.exit(EXIT_FINDINGS if failing or unwritten else EXIT_CLEAN)
+
+
+def _validated(o: CheckOptions) -> int | None:
+    """The options a config cannot mend, checked before anything is read; the size limit they give."""
+    from meshlint.mesh.options import version_problem
     from meshlint.source.inputs import parse_size
 
-    for setting, value in (("kubernetes-version", kubernetes_version), ("istio-version", istio_version), ("linkerd-version", linkerd_version)):
+    for setting, value in (("kubernetes-version", o.kubernetes_version), ("istio-version", o.istio_version), ("linkerd-version", o.linkerd_version)):
         problem = version_problem(setting, value) if value else None
         if problem:
             raise UsageProblem(problem, option=f"--{setting}")
-    if docs_url and not _web_address(docs_url):
-        raise UsageProblem(f"{docs_url!r} is not an http(s) address without a #fragment", option="--docs-url")
-    size_limit = parse_size(max_file_size) if max_file_size is not None else None
-    if max_file_size is not None and size_limit is None:
-        raise UsageProblem(f"{max_file_size!r} is not a size such as 50M (bytes, or a whole number of K, M or G)", option="--max-file-size")
+    if o.docs_url and not _web_address(o.docs_url):
+        raise UsageProblem(f"{o.docs_url!r} is not an http(s) address without a #fragment", option="--docs-url")
+    size_limit = parse_size(o.max_file_size) if o.max_file_size is not None else None
+    if o.max_file_size is not None and size_limit is None:
+        raise UsageProblem(f"{o.max_file_size!r} is not a size such as 50M (bytes, or a whole number of K, M or G)", option="--max-file-size")
+    return size_limit
+
+
+def _configs(o: CheckOptions, size_limit: int | None) -> tuple[Config, ConfigSet]:
+    """The top config with the command line's word over it, and the set of every config of the run,
+    each nested one overridden the same way."""
+    from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
 
     def overridden(config: Config) -> None:
         """The command line's word over every config's, nested ones too."""
-        if select:
-            config.select = _csv(select)
-        if ignore:
-            config.ignore = _csv(ignore)
-        config.extend_select += _csv(extend_select)
-        config.extend_ignore += _csv(extend_ignore)
-        config.kubernetes_version = kubernetes_version or config.kubernetes_version
-        config.istio_version = istio_version or config.istio_version
-        config.linkerd_version = linkerd_version or config.linkerd_version
+        if o.select:
+            config.select = _csv(o.select)
+        if o.ignore:
+            config.ignore = _csv(o.ignore)
+        config.extend_select += _csv(o.extend_select)
+        config.extend_ignore += _csv(o.extend_ignore)
+        config.kubernetes_version = o.kubernetes_version or config.kubernetes_version
+        config.istio_version = o.istio_version or config.istio_version
+        config.linkerd_version = o.linkerd_version or config.linkerd_version
 
     try:
         os.getcwd()  # relative paths, the config search and the cache's keys all start from it
     except FileNotFoundError:
         fail("the working directory no longer exists (it was deleted or moved): run meshlint from one that does")
-    config = load_config(config_path if config_path else find_config("."))
+    config = load_config(o.config_path if o.config_path else find_config("."))
     overridden(config)
     # What belongs to the run as a whole comes from the top config (the working directory's, or --config).
-    if fail_on:
-        config.fail_on = parse_fail_on(fail_on)
-    if exit_zero:
+    if o.fail_on:
+        config.fail_on = parse_fail_on(o.fail_on)
+    if o.exit_zero:
         config.fail_on = None
-    config.report_unused_suppressions = report_unused_suppressions
-    config.stdin_filename = stdin_filename or config.stdin_filename
-    config.docs_url = docs_url or config.docs_url
+    config.report_unused_suppressions = o.report_unused_suppressions
+    config.stdin_filename = o.stdin_filename or config.stdin_filename
+    config.docs_url = o.docs_url or config.docs_url
     config.max_file_size = size_limit or config.max_file_size
-    config.fail_on_skipped = config.fail_on_skipped if fail_on_skipped is None else fail_on_skipped
-    config.render = render or config.render
-    configs = ConfigSet(config, forced=bool(config_path), adjust=overridden)
+    config.fail_on_skipped = config.fail_on_skipped if o.fail_on_skipped is None else o.fail_on_skipped
+    config.render = o.render or config.render
+    return config, ConfigSet(config, forced=bool(o.config_path), adjust=overridden)
 
+
+def _reports(o: CheckOptions, report_flags: list[tuple[str, str]], default_format: str) -> list[tuple[str, str | None]]:
+    """Each report's format and file (None: stdout), each file checked writable and stdout open."""
     flags = report_flags
-    if [v for k, v in flags if k == "format"] != list(fmt) or [v for k, v in flags if k == "output"] != list(output):
-        flags = [("format", f) for f in fmt] + [("output", o) for o in output]  # spelled some other way: pair in order
-    reports = _pair_reports(flags, config.format)
+    if [v for k, v in flags if k == "format"] != list(o.fmt) or [v for k, v in flags if k == "output"] != list(o.output):
+        flags = [("format", f) for f in o.fmt] + [("output", p) for p in o.output]  # spelled some other way: pair in order
+    reports = _pair_reports(flags, default_format)
     for report_format, path in reports:
         if path is not None:
             _writable(path, "report")
-        elif not show_diff:
+        elif not o.show_diff:
             stdout_open(f"{report_format} report (give it an --output FILE)")
-    if show_diff:
+    if o.show_diff:
         stdout_open("diff")
-    if write_baseline:
-        _writable(write_baseline, "baseline")
+    if o.write_baseline:
+        _writable(o.write_baseline, "baseline")
+    return reports
 
-    # Everything that can fail on a bad option fails before the run.
-    baseline_file = baseline_path or config.baseline
-    entries = None
-    if baseline_file or write_baseline:
-        from meshlint.engine import baseline  # only runs with a baseline load it
 
-        if baseline_file and not write_baseline:
-            entries = _read_baseline(baseline, baseline_file, None if baseline_path else config)
-    changed = None
-    if diff_base:
-        from meshlint.engine import changes
+class _Kept:
+    """What the run is held against: the baseline's entries (read before the run) and the lines a
+    --diff-base change touched."""
 
-        changed = changes.changed_lines(diff_base)
+    def __init__(self, o: CheckOptions, config: Config) -> None:
+        self.write = o.write_baseline
+        self.file = o.baseline_path or config.baseline
+        self.entries: Any = None
+        self.changed: Any = None
+        if (self.file or self.write) and self.file and not self.write:
+            from meshlint.engine import baseline  # only runs with a baseline load it
 
-    if show_diff and (fmt or output):
-        raise UsageProblem("--diff prints the diff on stdout; it takes no --format or --output")
+            self.entries = _read_baseline(baseline, self.file, None if o.baseline_path else config)
+        if o.diff_base:
+            from meshlint.engine import changes
 
-    rules = load_rules()
-    _check_selectors(rules, {"--select": select, "--ignore": ignore, "--extend-select": extend_select, "--extend-ignore": extend_ignore})
-    _started()
-    where: str | Callable[[], str] | None = cache_dir
-    if no_cache or fix or show_diff:
+            self.changed = changes.changed_lines(o.diff_base)
+
+    def apply(self, report: Any) -> list[str]:
+        """The baseline written or applied and the change's lines applied to the report; the notes."""
+        notes = []
+        if self.write:
+            from meshlint.engine import baseline
+
+            self.entries = baseline.write(self.write, report.findings, report.root)
+            notes.append(f"wrote {len(self.entries)} finding{'s' if len(self.entries) != 1 else ''} to the baseline {self.write}")
+            self.file = self.write
+        if self.entries is not None:
+            from meshlint.engine import baseline
+
+            baseline.apply(report, self.entries)
+            notes += [f"{self.file}: stale entry, no such finding any more: {baseline.Entry(**e)}" for e in report.summary.stale_baseline]
+        if self.changed is not None:
+            from meshlint.engine import changes
+
+            changes.apply(report, self.changed)
+        return notes
+
+
+def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept) -> tuple[Any, list[str], list[str]]:
+    """The run, or the rounds of --fix; --diff prints its diff and exits here. The report, the notes of
+    fixing, and the files --fix could not write (a line each: their findings stay, and the run fails)."""
+    from meshlint.engine.run import run
+    from meshlint.progress import on_terminal
+
+    where: str | Callable[[], str] | None = o.cache_dir
+    if o.no_cache or o.fix or o.show_diff:
         where = None  # --fix lints its own edits in memory, round by round: nothing to keep
-    elif cache_dir is None:
+    elif o.cache_dir is None:
         from meshlint.engine.cache import default_directory
 
         where = default_directory  # looked up only by a run that uses the cache
-
-    from meshlint.progress import on_terminal
-
     progress = on_terminal()
+    changed = kept.changed
 
     def lint() -> Any:
         try:
             return run(
-                list(paths) or ["."], configs, rules, mesh_config, jobs=jobs or _cores(), cache_dir=where, progress=progress,
+                list(o.paths) or ["."], configs, rules, o.mesh_config, jobs=o.jobs or _cores(), cache_dir=where, progress=progress,
                 diff_files=frozenset(changed.lines) if changed is not None else None,
             )
         finally:
             if progress is not None:
                 progress.clear()  # before any note, diff or report is written
 
-    fixing: list[str] = []
-    unwritten: list[str] = []  # files --fix could not write, a line each: their findings stay, and the run fails
-    if fix or show_diff:
-        from meshlint.fix import command  # only --fix and --diff load the fixing code
+    if not (o.fix or o.show_diff):
+        return lint(), [], []
+    from meshlint.fix import command  # only --fix and --diff load the fixing code
 
-        shown = command.shown_by(entries if not write_baseline else None, changed)
-        if show_diff:
-            something, fixing = command.diff(lint, unsafe_fixes, shown, _echo_all)
-            for note in [] if quiet else fixing:
-                echo(f"meshlint: {note}", err=True)
-            sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
-        report, fixing, unwritten = command.fix(lint, unsafe_fixes, shown)
-    else:
-        report = lint()
-    report.unsafe_fixes = unsafe_fixes
-
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[_skipped_on_stdout(reports, quiet):]]
-    notes += report.notes + fixing
-    if write_baseline:
-        entries = baseline.write(write_baseline, report.findings, report.root)
-        notes.append(f"wrote {len(entries)} finding{'s' if len(entries) != 1 else ''} to the baseline {write_baseline}")
-        baseline_file = write_baseline
-    if entries is not None:
-        baseline.apply(report, entries)
-        notes += [f"{baseline_file}: stale entry, no such finding any more: {baseline.Entry(**e)}" for e in report.summary.stale_baseline]
-    if changed is not None:
-        changes.apply(report, changed)
-    for note in ([] if quiet else notes) + unwritten:
-        echo(f"meshlint: {note}", err=True)
-    _write_reports(report, reports, color_choice="never" if no_color else color_choice, statistics=statistics, quiet=quiet, docs_url=config.docs_url)
-    failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
-    # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
-    failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
-    sys.exit(EXIT_FINDINGS if failing or unwritten else EXIT_CLEAN)
+    shown = command.shown_by(kept.entries if not kept.write else None, changed)
+    if o.show_diff:
+        something, fixing = command.diff(lint, o.unsafe_fixes, shown, _echo_all)
+        for note in [] if o.quiet else fixing:
+            echo(f"meshlint: {note}", err=True)
+        sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
+    report, fixing, unwritten = command.fix(lint, o.unsafe_fixes, shown)
+    return report, fixing, unwritten
 
 
 def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> int:
