@@ -9,8 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
-from meshlint.engine import cache
-from meshlint.engine import execution, firstpass
+from meshlint.engine import cache, execution, firstpass
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from hostile import QUIT, and_chain, deployment, doubling_env, job, nested_subst
 
 from helpers import lint_text
 from meshlint.mesh.facts.commands import CommandModel
-from meshlint.mesh.facts.shell import MAX_EXPANSION_DEPTH, MAX_EXPANSION_GROWTH, MAX_NESTING, kubernetes_expand
+from meshlint.mesh.facts.shellwords import MAX_EXPANSION_DEPTH, MAX_EXPANSION_GROWTH, MAX_NESTING, kubernetes_expand
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text

@@ -14,7 +14,7 @@ from meshlint.fix import text as src
 from meshlint.fix.edits import Edit, insertion
 from meshlint.fix.mapping import Change
 from meshlint.mesh.facts.quitcalls import QuitCall
-from meshlint.mesh.facts.shell import is_shell
+from meshlint.mesh.facts.shellwords import is_shell
 from meshlint.source.document import Node
 
 # What makes each client POST, and what would keep it a GET whatever is added.

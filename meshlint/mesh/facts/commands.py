@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from meshlint.mesh.facts.evidence import Evidence
     from meshlint.mesh.facts.prestop import PreStopSleep
     from meshlint.mesh.facts.quitcalls import QuitCall
-    from meshlint.mesh.facts.shell import Command
+    from meshlint.mesh.facts.shellwords import Command
 
 # The kinds of calls that tell a proxy to exit.
 ISTIO_QUIT = "istio-quit"  # POST localhost:15020/quitquitquit (or Envoy admin's 15000)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from meshlint.findings import Position
 from meshlint.mesh.envsources import EnvSource, EnvSources
-from meshlint.mesh.facts.shell import kubernetes_expand
+from meshlint.mesh.facts.shellwords import kubernetes_expand
 from meshlint.model.pod import Container
 from meshlint.source.document import Node
 

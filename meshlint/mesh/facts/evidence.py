@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
-from meshlint.mesh.facts.shell import Command, Word, basename
+from meshlint.mesh.facts.shellwords import Command, Word, basename
 
 if TYPE_CHECKING:
     from meshlint.mesh.facts.environment import Environment

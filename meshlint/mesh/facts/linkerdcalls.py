@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from meshlint.findings import Position
-from meshlint.mesh.facts.shell import basename
+from meshlint.mesh.facts.shellwords import basename
 from meshlint.mesh.linkerd import AWAIT_DISABLING_ENV
 from meshlint.mesh.setting import Setting
 from meshlint.model.pod import Container

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from meshlint import numbers
 from meshlint.findings import Position
-from meshlint.mesh.facts.shell import Command
+from meshlint.mesh.facts.shellwords import Command
 from meshlint.model.pod import Container
 
 # GNU and busybox sleep: a number with an optional s/m/h/d suffix; several arguments add up.

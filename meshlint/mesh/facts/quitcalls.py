@@ -19,7 +19,7 @@ from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
 from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
-from meshlint.mesh.facts.shell import Command, Word, basename, unwrap
+from meshlint.mesh.facts.shellwords import Command, Word, basename, unwrap
 
 if TYPE_CHECKING:
     from meshlint.mesh.facts.environment import Environment

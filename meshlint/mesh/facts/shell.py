@@ -15,225 +15,33 @@ env, Kubernetes' own `$(VAR)` expansion of command and args.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from meshlint.findings import Position
 from meshlint.mesh.facts.bashtree import Syntax, parse
+from meshlint.mesh.facts.shellvalues import Values, kubernetes_reference
+from meshlint.mesh.facts.shellwords import (
+    MAX_NESTING,
+    Command,
+    Script,
+    Word,
+    basename,
+    is_shell,
+    kubernetes_expand,
+    places,
+    script_of,
+    shell_invocation,
+    su_invocation,
+    unwrap,
+)
 from meshlint.source.document import Node
 
-SHELLS = frozenset(("sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"))
-# Programs that run the rest of their arguments as a command (the value options they take are skipped).
-_WRAPPERS = frozenset(
-    ("exec", "command", "builtin", "nohup", "time", "setsid", "env", "nice", "ionice", "timeout", "sudo", "gosu", "su-exec", "tini", "dumb-init", "catatonit", "stdbuf")
-)
-_WRAPPER_VALUE_FLAGS = {
-    "exec": {"-a"},
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "nice": {"-n", "--adjustment"},
-    "ionice": {"-c", "--class", "-n", "--classdata", "-p"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "sudo": {"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
-    "tini": {"-p", "-e"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "linkerd-await": {"-p", "--port", "-t", "--timeout", "-b", "--backoff"},
-}
-# Wrappers that also tell the proxy to exit when the program ends (read as quit calls first).
-QUIT_WRAPPERS = frozenset(("scuttle", "linkerd-await"))
 # Builtins that do not fail in practice: they never end a script that runs with errexit.
 _NEVER_FAIL = frozenset(("set", "trap", "export", "readonly", "local", "declare", "typeset", "unset", "true", ":", "echo", "printf", "shift", "umask", "alias", "sleep", "exit", "return"))
 _TESTS = frozenset(("[", "[[", "test", "true", "false", ":"))
 _SIGNALS = {"0": "EXIT", "1": "HUP", "2": "INT", "3": "QUIT", "15": "TERM"}
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KUBERNETES_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SHORT = 60  # characters of a command a message quotes
-_ESCAPE = re.compile(r"\\(.)")  # outside quotes a backslash escapes any character
-_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')  # inside double quotes, only these
-# Bounds of `$(VAR)` expansion: real values grow by a few names and ports, and nest a few variables deep.
-MAX_EXPANSION_GROWTH = 4096
-MAX_EXPANSION_DEPTH = 16
-# How deep statements (or the parts of one word) are read inside one another; past it a construct is
-# opaque. Real scripts nest a few levels; the bound keeps the reader well within Python's stack.
-MAX_NESTING = 64
 _BARE_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*]|\$\{[@*]\}")  # `sh -c "$CMD"`: a script the manifest does not hold
-
-
-class Word(NamedTuple):
-    """One argument as the program receives it."""
-
-    text: str  # quotes removed, known variables expanded; unknown expansions stay as written
-    written: str
-    position: Position
-    known: bool  # no expansion whose value the manifest does not say
-    origin: str  # the field it is written in: command, args, source, lifecycle.preStop...
-    place: Callable[[int], Position]  # where character i of `text` stands (near enough after escapes)
-
-
-class Command(NamedTuple):
-    """A simple command the container runs, and how the shell reaches it."""
-
-    words: tuple[Word, ...]  # as written, wrappers included (see `argv`)
-    position: Position
-    written: str  # the command as written, on one line
-    origin: str
-    guard: str | None = None  # why it runs only when the work before it succeeded
-    conditional: bool = False  # it may not run at all: an if/case branch, a loop body, after `||`
-    loop: bool = False
-    background: bool = False
-    trap: tuple[str, ...] = ()  # the signals of the trap that runs it; () when the script runs it
-    dropped: str | None = None  # why it never runs
-    exec_form: bool = False  # the container's own argv (no shell)
-    stdin: str | None = None  # a here-document or Argo `source` fed to it
-    assignments: tuple[tuple[str, str], ...] = ()  # `NAME=value prog`: env for this command only
-    retried: bool = False  # a while/until loop's condition: run again until it gives the answer awaited
-
-    @property
-    def argv(self) -> list[Word]:
-        """The words from the program that does the work on: `exec`, `timeout 30`, `env A=b` and the
-        like removed."""
-        return unwrap(list(self.words))
-
-    @property
-    def work(self) -> list[Word]:
-        """The words of the program that does the work: `argv` with `scuttle` and `linkerd-await` removed too."""
-        return unwrap(list(self.words), QUIT_WRAPPERS)
-
-    @property
-    def program(self) -> str:
-        work = self.work
-        return basename(work[0].text) if work else ""
-
-    @property
-    def in_exit_trap(self) -> bool:
-        return "EXIT" in self.trap
-
-    @property
-    def runs(self) -> bool:
-        """Runs when the container's work ends normally: not dropped, not only on a signal."""
-        return self.dropped is None and (not self.trap or self.in_exit_trap)
-
-
-class Script(NamedTuple):
-    """A script, where each of its characters stands in the file, and the field holding it."""
-
-    text: str
-    place: Callable[[int], Position]
-    origin: str
-
-
-def basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
-
-
-def is_shell(word: str) -> bool:
-    return basename(word) in SHELLS
-
-
-def unwrap(words: list[Word], through: frozenset[str] = frozenset()) -> list[Word]:
-    """Drop the wrappers that run the rest of the line as a command (`exec`, `env A=b`, `timeout 30`,
-    `tini --`, `gosu user`...), and those named in `through`."""
-    while words:
-        name = basename(words[0].text)
-        if name not in _WRAPPERS and name not in through:
-            return words
-        values = _WRAPPER_VALUE_FLAGS.get(name, set())
-        i = 1
-        while i < len(words):
-            text = words[i].text
-            if text == "--":
-                i += 1
-                break
-            if name == "env" and "=" in text and not text.startswith("-"):
-                i += 1
-            elif text.startswith("-") and len(text) > 1:
-                i += 2 if text in values else 1
-            else:
-                break
-        if name == "timeout" and i < len(words):
-            i += 1  # the duration
-        elif name in ("gosu", "su-exec") and i < len(words):
-            i += 1  # the user
-        words = words[i:]
-    return words
-
-
-def shell_invocation(words: list[Word]) -> tuple[int, str | None, bool] | None:
-    """For `sh -ec SCRIPT` and friends: the index of the script word, how errexit was turned on (None:
-    it is not), and pipefail; None when the words do not run a script given inline (`sh file.sh`)."""
-    if not words:
-        return None
-    start = 1
-    if basename(words[0].text) == "busybox" and len(words) > 1 and is_shell(words[1].text):
-        start = 2
-    elif not is_shell(words[0].text):
-        return None
-    command_string, errexit, pipefail = False, False, False
-    i = start
-    while i < len(words):
-        text = words[i].text
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith(("-", "+")) or len(text) < 2:
-            break
-        i += 1
-        if text.startswith("--"):
-            continue
-        on = text[0] == "-"
-        for letter in text[1:]:
-            if letter == "c":
-                command_string = True
-            elif letter == "e":
-                errexit = on
-            elif letter == "o" and i < len(words):
-                option = words[i].text
-                i += 1
-                errexit = on if option == "errexit" else errexit
-                pipefail = on if option == "pipefail" else pipefail
-    if not command_string or i >= len(words):
-        return None
-    flags = " ".join(w.text for w in words[:i])
-    return i, f"`{flags}`" if errexit else None, pipefail
-
-
-class Expansion(NamedTuple):
-    """A value after Kubernetes' `$(VAR)` expansion."""
-
-    text: str
-    known: bool  # every reference was replaced
-    depth: int = 0  # how many variables deep its references go (0: it has none)
-    cut: str | None = None  # why references were left as written although their variables are defined
-
-
-def kubernetes_expand(text: str, env: Callable[[str], str | None], depth_of: Callable[[str], int] = lambda name: 0) -> Expansion:
-    """Kubernetes' own `$(VAR)` expansion of command, args and env values: defined variables are
-    replaced, others stay as written (and are then not known). Each variable is expanded where it is
-    defined, so a chain of them can double a value at every step (`B=$(A)$(A)`, `C=$(B)$(B)`...): past
-    `MAX_EXPANSION_GROWTH` characters more than written, or references `MAX_EXPANSION_DEPTH` variables
-    deep (`depth_of` says how deep a variable's own value goes), the rest stay as written, and `cut` says so."""
-    pieces: list[str] = []
-    known, depth, cut, last = True, 0, None, 0
-    room = MAX_EXPANSION_GROWTH
-    for match in _KUBERNETES_VAR.finditer(text):
-        pieces.append(text[last:match.start()])
-        last = match.end()
-        name = match.group(1)
-        found = env(name)
-        level = depth_of(name) + 1 if found is not None else 0
-        if found is not None and cut is None and level > MAX_EXPANSION_DEPTH:
-            cut = f"its $(VAR) expansion was cut: references go more than {MAX_EXPANSION_DEPTH} variables deep"
-        elif found is not None and cut is None and len(found) - len(match.group(0)) > room:
-            cut = f"its $(VAR) expansion was cut at {MAX_EXPANSION_GROWTH} characters more than written"
-        if found is None or cut is not None:
-            known = False
-            pieces.append(match.group(0))
-            continue
-        room -= len(found) - len(match.group(0))
-        depth = max(depth, level)
-        pieces.append(found)
-    pieces.append(text[last:])
-    return Expansion("".join(pieces), known, depth, cut)
 
 
 def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], source: Node | None = None) -> list[Command]:
@@ -244,7 +52,7 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
         if node.text is None:
             return []  # not a list of strings: Kubernetes rejects it
         text, known, _, _ = kubernetes_expand(node.text, env)
-        words.append(Word(text, node.text, node.pos, known, origin, _places(node)))
+        words.append(Word(text, node.text, node.pos, known, origin, places(node)))
     reader = _Reader(env)
     unwrapped = unwrap(words)
     invocation = shell_invocation(unwrapped)
@@ -252,9 +60,9 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
         unwrapped, invocation = words, (1, None, False)  # args alone: the image's entrypoint is the shell
     if invocation is not None:
         at, errexit, pipefail = invocation
-        reader.program(_script_of(unwrapped[at]), _Shell(errexit=errexit, pipefail=pipefail), _Flow())
+        reader.program(script_of(unwrapped[at]), _Shell(errexit=errexit, pipefail=pipefail), _Flow())
     elif source is not None and source.text is not None and unwrapped and is_shell(unwrapped[0].text):
-        reader.program(Script(source.text, _places(source), "source"), _Shell(), _Flow())
+        reader.program(Script(source.text, places(source), "source"), _Shell(), _Flow())
     elif words:
         stdin = source.text if source is not None else None
         command = Command(tuple(words), words[0].position, " ".join(w.written for w in words), words[0].origin, exec_form=True, stdin=stdin)
@@ -320,6 +128,7 @@ class _Reader:
 
     def __init__(self, env: Callable[[str], str | None]) -> None:
         self.env = env
+        self.values = Values(env)
         self.commands: list[Command] = []
         self.depth = 0  # statements being read inside one another
 
@@ -481,7 +290,7 @@ class _Reader:
         for item in assignments:
             name, value = item.fields("name"), item.fields("value")
             if name:
-                text, known = self.value(value[0], shell) if value else ("", True)
+                text, known = self.values.value(value[0], shell.variables) if value else ("", True)
                 shell.variables[name[0].text] = text if known else None
 
     # --- simple commands ---
@@ -494,7 +303,7 @@ class _Reader:
             if child.type == "variable_assignment":
                 name, value = child.fields("name"), child.fields("value")
                 if name:
-                    assignments.append((name[0].text, self.value(value[0], shell)[0] if value else ""))
+                    assignments.append((name[0].text, self.values.value(value[0], shell.variables)[0] if value else ""))
             elif child.field == "name":
                 parts.extend(child.named_children()[:1] or [child])
             elif child.field == "argument":
@@ -520,13 +329,13 @@ class _Reader:
             self.trap(command, shell, flow)
             return
         argv = unwrap(list(command.words))
-        invocation = shell_invocation(argv) or _su_invocation(argv)
+        invocation = shell_invocation(argv) or su_invocation(argv)
         if invocation is not None and not _BARE_VARIABLE.fullmatch(argv[invocation[0]].text.strip()):
             at, errexit, pipefail = invocation
             before = len(self.commands)
             nested = shell.child(subshell=False)
             nested.errexit, nested.pipefail = errexit, pipefail
-            self.program(_script_of(argv[at]), nested, flow._replace(guard=self.guard(shell, flow)))
+            self.program(script_of(argv[at]), nested, flow._replace(guard=self.guard(shell, flow)))
             if not live:
                 self._patch(before, dropped=shell.ended)
             self.note_failure(command, shell, flow)
@@ -609,7 +418,7 @@ class _Reader:
         for trap, signals in by_trap.values():
             before = len(self.commands)
             handler = _Shell(None, False, dict(shell.variables), dict(shell.functions), dict(shell.scripts))
-            self.program(_script_of(trap.action), handler, flow._replace(trap=tuple(signals), guard=trap.guard, tested=True))
+            self.program(script_of(trap.action), handler, flow._replace(trap=tuple(signals), guard=trap.guard, tested=True))
             dropped = f"it is in a trap, and {shell.replaced}, so the trap never runs" if shell.replaced else None
             self._patch(before, guard=trap.guard, trap=tuple(signals), dropped=dropped)
 
@@ -621,99 +430,19 @@ class _Reader:
         while stack:
             child = stack.pop()
             if child.type in ("command_substitution", "process_substitution"):
-                if not (_kubernetes_reference(child) and self.env(child.text[2:-1]) is not None):
+                if not (kubernetes_reference(child) and self.env(child.text[2:-1]) is not None):
                     self.statements(child, script, shell, flow)
             elif child.type not in ("heredoc_body", "comment", "compound_statement", "do_group", "subshell"):
                 stack.extend(reversed(child.children))
 
     def word(self, node: Syntax, script: Script, shell: _Shell) -> Word:
-        text, known = self.value(node, shell)
+        text, known = self.values.value(node, shell.variables)
         quote = 1 if node.type in ("string", "raw_string") else 2 if node.type in ("ansi_c_string", "translated_string") else 0
         start, last = node.start + quote, max(node.end - quote - 1, node.start)
         return Word(text, node.text, script.place(node.start), known, script.origin, lambda i: script.place(min(start + i, last)))
 
-    def value(self, node: Syntax, shell: _Shell, depth: int = 0) -> tuple[str, bool]:
-        """The text a word stands for, and whether every part of it is known (not when its parts
-        nest deeper than any script means to: `"${A:-"${B:-...}"}"`)."""
-        kind = node.type
-        if depth >= MAX_NESTING:
-            return node.text, False
-        if kind in ("word", "number", "special_variable_name", "variable_name", "extglob_pattern"):
-            return _unescaped(node.text.replace("\\\n", ""), _ESCAPE), True
-        if kind == "raw_string":
-            return node.text[1:-1], True
-        if kind == "ansi_c_string":
-            return _ansi_c(node.text[2:-1]), True
-        if kind in ("string", "translated_string", "concatenation"):
-            texts, known = [], True
-            # `A="$A$A"` line after line doubles a variable: past the bound the word is not known.
-            room = len(node.text) + MAX_EXPANSION_GROWTH
-            for child in node.children:
-                if child.type in ('"', '$"'):
-                    continue
-                if child.type == "string_content":
-                    text, part_known = _unescaped(child.text, _QUOTED_ESCAPE), True
-                else:
-                    text, part_known = self.value(child, shell, depth + 1)
-                room -= len(text)
-                if room < 0:
-                    return node.text, False
-                texts.append(text)
-                known = known and part_known
-            return "".join(texts), known
-        if kind == "simple_expansion":
-            return self.variable(node.text[1:], node.text, shell)
-        if kind == "expansion":
-            return self.expansion(node, shell, depth)
-        if kind == "command_substitution" and _kubernetes_reference(node):
-            found = self.env(node.text[2:-1])
-            if found is not None:
-                return found, True
-        return node.text, False
-
-    def variable(self, name: str, written: str, shell: _Shell) -> tuple[str, bool]:
-        if name in shell.variables:
-            value = shell.variables[name]
-            return (value, True) if value is not None else (written, False)
-        found = self.env(name) if _NAME.match(name) else None
-        return (found, True) if found is not None else (written, False)
-
-    def expansion(self, node: Syntax, shell: _Shell, depth: int) -> tuple[str, bool]:
-        """`${NAME}`, and `${NAME:-default}`, whose default is what the manifest says when NAME is unset."""
-        names = [c for c in node.children if c.type == "variable_name"]
-        operators = [c.text for c in node.children if c.field == "operator"]
-        if len(names) != 1 or any(op not in (":-", "-", ":=", "=") for op in operators):
-            return node.text, False
-        value, known = self.variable(names[0].text, node.text, shell)
-        if known and not (value == "" and operators and operators[0].startswith(":")):
-            return value, True
-        if not operators:
-            return node.text, False
-        parts = [self.value(c, shell, depth + 1) for c in node.children if c.named and c is not names[0]]
-        return "".join(p[0] for p in parts), all(p[1] for p in parts)
-
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def _places(node: Node) -> Callable[[int], Position]:
-    """`node.position_at`, with the value's line starts found once: a script places each of its
-    commands and words, and counting the lines before each anew would be quadratic in its length."""
-    text = node.text or ""
-    starts = [0, *(m.end() for m in re.finditer("\n", text))]
-    placer, path = node.placer(), node.pos.path
-
-    def place(offset: int) -> Position:
-        line = bisect_right(starts, offset) - 1
-        file_line, file_column = placer(line, offset - starts[line])
-        return Position(path, file_line, file_column)
-
-    return place
-
-
-def _script_of(word: Word) -> Script:
-    """A script held in one word: `sh -c "..."`, a trap's action."""
-    return Script(word.text, word.place, word.origin)
 
 
 def _set_options(command: Command, shell: _Shell) -> None:
@@ -743,16 +472,6 @@ def _signal(text: str) -> str | None:
     name = text.upper().removeprefix("SIG")
     name = _SIGNALS.get(name, name)
     return name if re.fullmatch(r"[A-Z][A-Z0-9+-]*|[0-9]+", name) else None
-
-
-def _su_invocation(words: list[Word]) -> tuple[int, str | None, bool] | None:
-    """`su [options] -c SCRIPT [user]`, `runuser ... -c SCRIPT`: the script runs in a new shell."""
-    if not words or basename(words[0].text) not in ("su", "runuser"):
-        return None
-    for i, word in enumerate(words[1:-1], start=1):
-        if word.text in ("-c", "--command"):
-            return i + 1, None, False
-    return None
 
 
 def _heredoc(node: Syntax) -> str | None:
@@ -794,20 +513,6 @@ def _is_test(node: Syntax) -> bool:
         elif item.type != "test_command":
             return False
     return True
-
-
-def _kubernetes_reference(node: Syntax) -> bool:
-    return bool(_KUBERNETES_VAR.fullmatch(node.text))
-
-
-def _unescaped(text: str, escape: re.Pattern[str]) -> str:
-    """The text with its backslash escapes resolved (most words have none: no regex runs for them)."""
-    return escape.sub(r"\1", text) if "\\" in text else text
-
-
-def _ansi_c(text: str) -> str:
-    escapes = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
-    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(0)), text)
 
 
 def _one_line(text: str) -> str:
