@@ -78,14 +78,14 @@ def test_debug_prints_the_traceback(tree, monkeypatch):
 def test_a_file_whose_reading_for_the_mesh_context_fails_costs_that_context_only(tmp_path, monkeypatch):
     from meshlint.mesh import context
 
-    real = context._peer_authentication
+    real = context.peer_authentication_of
 
     def failing(resource, place):
         if resource.name == "bad":
             raise RecursionError("maximum recursion depth exceeded")
         return real(resource, place)
 
-    monkeypatch.setattr(context, "_peer_authentication", failing)
+    monkeypatch.setattr(context, "peer_authentication_of", failing)
     (tmp_path / "policy.yaml").write_text("apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: bad, namespace: shop}\nspec: {mtls: {mode: STRICT}}\n")
     (tmp_path / "good.yaml").write_text(job("./work"))
     outputs = []

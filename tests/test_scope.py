@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
-from meshlint.mesh import context as context_module
+from meshlint.mesh import contextqueries as context_module
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Place, resolve

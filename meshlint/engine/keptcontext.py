@@ -32,7 +32,8 @@ from meshlint.engine.shapes import (
     Unkeepable,
     fields,
 )
-from meshlint.mesh.context import LinkerdServer, MeshContext, PeerAuthentication, RevisionTag, ServiceTargets
+from meshlint.mesh.context import MeshContext
+from meshlint.mesh.contextfacts import LinkerdServer, PeerAuthentication, RevisionTag, ServiceTargets
 from meshlint.mesh.envsources import EnvKey, EnvSource, EnvSources
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.options import MeshOptions

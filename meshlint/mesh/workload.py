@@ -60,13 +60,14 @@ from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
 if TYPE_CHECKING:
-    from meshlint.mesh.context import MeshContext, MeshSettings
+    from meshlint.mesh.context import MeshContext
     from meshlint.mesh.facts.evidence import Evidence
     from meshlint.mesh.facts.linkerdcalls import LinkerdCall
     from meshlint.mesh.facts.linkerdproxy import LinkerdProxy
     from meshlint.mesh.facts.prestop import PreStopSleep
     from meshlint.mesh.facts.probes import Probe
     from meshlint.mesh.facts.quitcalls import QuitCall
+    from meshlint.mesh.meshsettings import MeshSettings
     from meshlint.mesh.sidecars import SidecarScope
 
 VERSIONS_UNKNOWN = "Istio/Kubernetes versions unknown"
