@@ -15,7 +15,8 @@ import pytest
 
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_linkerd_version, parse_version
-from meshlint.mesh.workload import WorkloadView, build_view
+from meshlint.mesh.workload import WorkloadView
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.pod import Container, pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text

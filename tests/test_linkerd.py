@@ -11,7 +11,7 @@ from meshlint.cli import main
 from meshlint.engine.reach import is_mesh_wide
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_linkerd_version, parse_version
-from meshlint.mesh.workload import build_view
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.kinds import HELM_VALUES, LINKERD_HELM_VALUES
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of

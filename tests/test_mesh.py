@@ -7,7 +7,7 @@ import pytest
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_version
 from meshlint.mesh.scope import Place
-from meshlint.mesh.workload import build_view
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text

@@ -10,7 +10,7 @@ from meshlint.mesh.context import MeshContext
 from meshlint.mesh.facts.probes import not_rewritten, probes, rewrite
 from meshlint.mesh.options import parse_version
 from meshlint.mesh.setting import Setting
-from meshlint.mesh.workload import build_view
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text

@@ -15,7 +15,7 @@ from meshlint.mesh import contextqueries as context_module
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.scope import Place, resolve
-from meshlint.mesh.workload import build_view
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import resources_of
 from meshlint.source.loader import load_text

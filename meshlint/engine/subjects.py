@@ -9,7 +9,8 @@ from typing import Any
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.sources import MeshSource, is_mesh_config, mesh_source
-from meshlint.mesh.workload import WorkloadView, build_view
+from meshlint.mesh.workload import WorkloadView
+from meshlint.mesh.workloadbuild import build_view
 from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import FILE, MESH_CONFIG, RESOURCE, WORKLOAD, Rule
