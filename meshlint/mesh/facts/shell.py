@@ -16,31 +16,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from meshlint.mesh.facts.bashtree import Syntax, parse
+from meshlint.mesh.facts.shellstate import NEVER_FAIL, Flow, Shell, Trap, exits, heredoc, is_test, set_options, signal_name
 from meshlint.mesh.facts.shellvalues import Values, kubernetes_reference
 from meshlint.mesh.facts.shellwords import (
     MAX_NESTING,
+    SHORT,
     Command,
     Script,
     Word,
     basename,
     is_shell,
     kubernetes_expand,
+    one_line,
     places,
     script_of,
     shell_invocation,
+    short,
     su_invocation,
     unwrap,
 )
 from meshlint.source.document import Node
 
-# Builtins that do not fail in practice: they never end a script that runs with errexit.
-_NEVER_FAIL = frozenset(("set", "trap", "export", "readonly", "local", "declare", "typeset", "unset", "true", ":", "echo", "printf", "shift", "umask", "alias", "sleep", "exit", "return"))
-_TESTS = frozenset(("[", "[[", "test", "true", "false", ":"))
-_SIGNALS = {"0": "EXIT", "1": "HUP", "2": "INT", "3": "QUIT", "15": "TERM"}
-_SHORT = 60  # characters of a command a message quotes
 _BARE_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*]|\$\{[@*]\}")  # `sh -c "$CMD"`: a script the manifest does not hold
 
 
@@ -60,67 +59,17 @@ def read_argv(argv: list[tuple[Node, str]], env: Callable[[str], str | None], so
         unwrapped, invocation = words, (1, None, False)  # args alone: the image's entrypoint is the shell
     if invocation is not None:
         at, errexit, pipefail = invocation
-        reader.program(script_of(unwrapped[at]), _Shell(errexit=errexit, pipefail=pipefail), _Flow())
+        reader.program(script_of(unwrapped[at]), Shell(errexit=errexit, pipefail=pipefail), Flow())
     elif source is not None and source.text is not None and unwrapped and is_shell(unwrapped[0].text):
-        reader.program(Script(source.text, places(source), "source"), _Shell(), _Flow())
+        reader.program(Script(source.text, places(source), "source"), Shell(), Flow())
     elif words:
         stdin = source.text if source is not None else None
         command = Command(tuple(words), words[0].position, " ".join(w.written for w in words), words[0].origin, exec_form=True, stdin=stdin)
-        reader.run(command, _Shell(), _Flow())
+        reader.run(command, Shell(), Flow())
     return reader.commands
 
 
 # --- reading a script ----------------------------------------------------------------------------
-
-
-class _Flow(NamedTuple):
-    """How the statement being read is reached."""
-
-    guard: str | None = None
-    conditional: bool = False
-    loop: bool = False
-    background: bool = False
-    trap: tuple[str, ...] = ()
-    tested: bool = False  # its failure does not end the script: an if/while condition, left of && or ||, after !
-    retried: bool = False  # a while/until loop's condition
-    calls: tuple[str, ...] = ()  # the functions being run, so a recursive one is read once
-
-
-class _Trap(NamedTuple):
-    action: Word
-    installed: Command
-    guard: str | None  # why a failing run ends before the trap is installed
-
-
-class _Shell:
-    """One shell process: its options, variables, functions and traps."""
-
-    __slots__ = ("ended", "errexit", "failing", "functions", "pipefail", "replaced", "scripts", "traps", "variables")
-
-    def __init__(
-        self,
-        errexit: str | None = None,
-        pipefail: bool = False,
-        variables: dict[str, str | None] | None = None,
-        functions: dict[str, Syntax] | None = None,
-        scripts: dict[str, Script] | None = None,
-    ) -> None:
-        self.errexit = errexit  # how errexit was turned on: `set -e`, `bash -ec`, a shebang
-        self.pipefail = pipefail
-        self.failing: tuple[Command, str] | None = None  # the first step whose failure ends the script, and how
-        self.variables = variables if variables is not None else {}  # None values: assigned, not known
-        self.functions = functions if functions is not None else {}
-        self.scripts = scripts if scripts is not None else {}  # where each function is written
-        self.traps: dict[str, _Trap] = {}  # by signal
-        self.ended: str | None = None  # why nothing after this point runs (`exec prog`, `exit`)
-        self.replaced: str | None = None  # the `exec` that replaced the shell, so no trap runs
-
-    def child(self, subshell: bool) -> _Shell:
-        """A subshell keeps options, variables and functions but not traps; a new shell (`sh -c`)
-        starts with none of them but the variables (exported ones; the manifest rarely says which)."""
-        if subshell:
-            return _Shell(self.errexit, self.pipefail, dict(self.variables), dict(self.functions), dict(self.scripts))
-        return _Shell(variables=dict(self.variables))
 
 
 class _Reader:
@@ -134,7 +83,7 @@ class _Reader:
 
     # --- programs and statements ---
 
-    def program(self, script: Script, shell: _Shell, flow: _Flow) -> None:
+    def program(self, script: Script, shell: Shell, flow: Flow) -> None:
         """Run a whole script in `shell`, then the traps still installed when it ends."""
         first_line = script.text.lstrip().split("\n", 1)[0].strip()
         if shell.errexit is None and re.match(r"#!\S+(\s+\S+)?\s+-[a-z]*e[a-z]*$", first_line):
@@ -142,7 +91,7 @@ class _Reader:
         self.statements(parse(script.text), script, shell, flow)
         self.run_traps(shell, flow)
 
-    def statements(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, skip: tuple[str, ...] = ()) -> None:
+    def statements(self, node: Syntax, script: Script, shell: Shell, flow: Flow, skip: tuple[str, ...] = ()) -> None:
         children = node.children
         for i, child in enumerate(children):
             if not child.named or child.type in ("comment", *skip) or child.field is not None:
@@ -150,7 +99,7 @@ class _Reader:
             background = i + 1 < len(children) and children[i + 1].type == "&"
             self.statement(child, script, shell, flow._replace(background=True, tested=True) if background else flow)
 
-    def statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None = None) -> None:
+    def statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow, stdin: str | None = None) -> None:
         """One statement, unless it is nested deeper than any script means to (`$($($(...)))`,
         `sh -c` in `sh -c`...): such a construct is opaque, and what it runs is not read."""
         if self.depth >= MAX_NESTING:
@@ -161,13 +110,13 @@ class _Reader:
         finally:
             self.depth -= 1
 
-    def _statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None) -> None:
+    def _statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow, stdin: str | None) -> None:
         kind = node.type
         if kind == "command":
             self.command(node, script, shell, flow, stdin)
         elif kind == "redirected_statement":
             for child in node.fields("body"):
-                self.statement(child, script, shell, flow, _heredoc(node))
+                self.statement(child, script, shell, flow, heredoc(node))
         elif kind == "list":
             self.list(node, script, shell, flow)
         elif kind == "pipeline":
@@ -214,7 +163,7 @@ class _Reader:
         elif kind == "test_command":
             self.substitutions(node, script, shell, flow._replace(tested=True))
 
-    def list(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+    def list(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         """`left && right`, `left || right`. tree-sitter nests longer lists to the left (`a && b || c`
         is `(a && b) || c`); the chain is read step by step from its first, as that nesting means, in
         a loop: a script may chain thousands of steps."""
@@ -233,37 +182,37 @@ class _Reader:
         self.statement(first, script, shell, flow._replace(tested=True))
         # What the steps so far are: all tests (`[ -f x ] && ...`), and their text on one line, kept
         # no longer than a message shows of it.
-        tests, brief, end = _is_test(first), _one_line(first.text), first.end
+        tests, brief, end = is_test(first), one_line(first.text), first.end
         for i, (operator, right) in enumerate(chain):
             level = flow if i == len(chain) - 1 else flow._replace(tested=True)  # each inner list is a left side
-            text = _short(brief)
+            text = short(brief)
             if operator == "&&" and tests:
                 self.statement(right, script, shell, level._replace(conditional=True))
             elif operator == "&&":
                 self.statement(right, script, shell, level._replace(guard=level.guard or f"it runs only after `{text} &&`, so a failing `{text}` skips it"))
             else:
                 self.statement(right, script, shell, level._replace(conditional=True))
-                if _exits(right) and not (level.tested or level.conditional or level.trap) and shell.failing is None and shell.ended is None:
+                if exits(right) and not (level.tested or level.conditional or level.trap) and shell.failing is None and shell.ended is None:
                     # `work || exit 1`: a failing `work` ends the script, as errexit would.
                     shell.failing = (Command((), script.place(first.start), text, script.origin), f"`{text} || exit`")
-            tests = tests and _is_test(right)
-            if len(brief) <= _SHORT:
-                brief = _one_line(brief + node.script[end:right.end])
+            tests = tests and is_test(right)
+            if len(brief) <= SHORT:
+                brief = one_line(brief + node.script[end:right.end])
             end = right.end
 
-    def if_statement(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+    def if_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         conditions = [c for c in node.fields("condition") if c.named and c.type != "comment"]
         for condition in conditions:
             self.statement(condition, script, shell, flow._replace(tested=True))
-        text = _short("; ".join(_one_line(c.text) for c in conditions))
-        work = not all(_is_test(c) for c in conditions)
+        text = short("; ".join(one_line(c.text) for c in conditions))
+        work = not all(is_test(c) for c in conditions)
         guard = flow.guard or (f"it runs inside `if {text}; then`, so a failing `{text}` skips it" if work else None)
         self.statements(node, script, shell, flow._replace(guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
         body = [c for c in node.children if c.named and c.field is None and c.type not in ("comment", "elif_clause", "else_clause")]
         negated = conditions[0].named_children() if len(conditions) == 1 and conditions[0].type == "negated_command" else []
-        if negated and not _is_test(negated[0]) and body and _exits(body[-1]) and not (flow.tested or flow.conditional or flow.trap):
+        if negated and not is_test(negated[0]) and body and exits(body[-1]) and not (flow.tested or flow.conditional or flow.trap):
             # `if ! work; then ...; exit 1; fi`: a failing `work` ends the script, as errexit would.
-            tested = _short(_one_line(negated[0].text))
+            tested = short(one_line(negated[0].text))
             if shell.failing is None and shell.ended is None:
                 shell.failing = (Command((), script.place(negated[0].start), tested, script.origin), f"`if ! {tested}; then ... exit`")
         for clause in node.children:
@@ -278,7 +227,7 @@ class _Reader:
             elif clause.type == "else_clause":
                 self.statements(clause, script, shell, flow._replace(conditional=True))
 
-    def assignment(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+    def assignment(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         self.substitutions(node, script, shell, flow._replace(tested=True))
         if shell.ended is not None:
             return
@@ -295,7 +244,7 @@ class _Reader:
 
     # --- simple commands ---
 
-    def command(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow, stdin: str | None) -> None:
+    def command(self, node: Syntax, script: Script, shell: Shell, flow: Flow, stdin: str | None) -> None:
         self.substitutions(node, script, shell, flow._replace(tested=True))
         assignments: list[tuple[str, str]] = []
         parts: list[Syntax] = []
@@ -311,10 +260,10 @@ class _Reader:
         if not parts:
             return
         words = tuple(self.word(part, script, shell) for part in parts)
-        command = Command(words, script.place(node.start), _one_line(node.text), script.origin, stdin=stdin, assignments=tuple(assignments))
+        command = Command(words, script.place(node.start), one_line(node.text), script.origin, stdin=stdin, assignments=tuple(assignments))
         self.run(command, shell, flow)
 
-    def run(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+    def run(self, command: Command, shell: Shell, flow: Flow) -> None:
         """What running one simple command does: call a function, change the shell (`set`, `trap`,
         `exec`, `exit`), start a nested shell (`sh -c`, `su -c`), or run a program."""
         name = command.words[0].text
@@ -324,7 +273,7 @@ class _Reader:
             self.note_failure(command, shell, flow)
             return
         if live and name == "set":
-            _set_options(command, shell)
+            set_options(command, shell)
         elif live and name == "trap":
             self.trap(command, shell, flow)
             return
@@ -344,11 +293,11 @@ class _Reader:
         if not live or flow.conditional or flow.trap:
             return
         if name == "exec" and len(command.words) > 1:
-            shell.ended = shell.replaced = f"`{_short(command.written)}` on line {command.position.line} replaces the shell"
+            shell.ended = shell.replaced = f"`{short(command.written)}` on line {command.position.line} replaces the shell"
         elif name == "exit" and not flow.tested:
             shell.ended = f"it comes after `exit` on line {command.position.line}"
 
-    def emit(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+    def emit(self, command: Command, shell: Shell, flow: Flow) -> None:
         self.commands.append(
             command._replace(
                 guard=self.guard(shell, flow),
@@ -362,7 +311,7 @@ class _Reader:
         )
         self.note_failure(command, shell, flow)
 
-    def guard(self, shell: _Shell, flow: _Flow) -> str | None:
+    def guard(self, shell: Shell, flow: Flow) -> str | None:
         """Why a command here runs only when the work before it succeeded."""
         if flow.guard is not None or flow.trap:
             return flow.guard
@@ -371,11 +320,11 @@ class _Reader:
             return f"it runs after `{failing.written}` (line {failing.position.line}), and {how} ends the script when that fails"
         return None
 
-    def note_failure(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+    def note_failure(self, command: Command, shell: Shell, flow: Flow) -> None:
         """Under errexit, the first step that can fail is where a failing run stops."""
-        fails = basename(command.words[0].text) not in _NEVER_FAIL
+        fails = basename(command.words[0].text) not in NEVER_FAIL
         if fails and shell.errexit and shell.failing is None and shell.ended is None and not (flow.tested or flow.trap):
-            shell.failing = (command._replace(written=_short(command.written)), shell.errexit)
+            shell.failing = (command._replace(written=short(command.written)), shell.errexit)
 
     def _patch(self, start: int, **changes: Any) -> None:
         for i in range(start, len(self.commands)):
@@ -383,7 +332,7 @@ class _Reader:
 
     # --- traps ---
 
-    def trap(self, command: Command, shell: _Shell, flow: _Flow) -> None:
+    def trap(self, command: Command, shell: Shell, flow: Flow) -> None:
         """`trap ACTION SIGNAL...` installs ACTION on those signals (replacing what was there);
         `trap - SIGNAL`, `trap '' SIGNAL` and `trap SIGNAL` remove it."""
         args = [w for w in command.words[1:] if w.text != "--"]
@@ -397,9 +346,9 @@ class _Reader:
             guard = f"its trap is installed only after `{failing.written}` (line {failing.position.line}), and {how} ends the script there when that fails"
         else:
             guard = None
-        installed = None if action is None or action.text in ("", "-") else _Trap(action, command, guard)
+        installed = None if action is None or action.text in ("", "-") else Trap(action, command, guard)
         for word in signals:
-            signal = _signal(word.text)
+            signal = signal_name(word.text)
             if signal is None:
                 continue
             if installed is not None:
@@ -408,23 +357,23 @@ class _Reader:
             elif not flow.conditional:
                 shell.traps.pop(signal, None)
 
-    def run_traps(self, shell: _Shell, flow: _Flow) -> None:
+    def run_traps(self, shell: Shell, flow: Flow) -> None:
         """The traps installed when the shell ends run, each with the signals it still holds; none
         runs when `exec` replaced the shell."""
-        by_trap: dict[int, tuple[_Trap, list[str]]] = {}
+        by_trap: dict[int, tuple[Trap, list[str]]] = {}
         for signal, trap in shell.traps.items():
             by_trap.setdefault(id(trap), (trap, []))[1].append(signal)
         shell.traps.clear()
         for trap, signals in by_trap.values():
             before = len(self.commands)
-            handler = _Shell(None, False, dict(shell.variables), dict(shell.functions), dict(shell.scripts))
+            handler = Shell(None, False, dict(shell.variables), dict(shell.functions), dict(shell.scripts))
             self.program(script_of(trap.action), handler, flow._replace(trap=tuple(signals), guard=trap.guard, tested=True))
             dropped = f"it is in a trap, and {shell.replaced}, so the trap never runs" if shell.replaced else None
             self._patch(before, guard=trap.guard, trap=tuple(signals), dropped=dropped)
 
     # --- words ---
 
-    def substitutions(self, node: Syntax, script: Script, shell: _Shell, flow: _Flow) -> None:
+    def substitutions(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         """`$(...)` and `<(...)` in a statement's words run before the statement itself."""
         stack = list(reversed(node.children))
         while stack:
@@ -435,7 +384,7 @@ class _Reader:
             elif child.type not in ("heredoc_body", "comment", "compound_statement", "do_group", "subshell"):
                 stack.extend(reversed(child.children))
 
-    def word(self, node: Syntax, script: Script, shell: _Shell) -> Word:
+    def word(self, node: Syntax, script: Script, shell: Shell) -> Word:
         text, known = self.values.value(node, shell.variables)
         quote = 1 if node.type in ("string", "raw_string") else 2 if node.type in ("ansi_c_string", "translated_string") else 0
         start, last = node.start + quote, max(node.end - quote - 1, node.start)
@@ -443,81 +392,3 @@ class _Reader:
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def _set_options(command: Command, shell: _Shell) -> None:
-    """`set -e`, `set -euo pipefail`, `set -o errexit`, `set +e`..."""
-    words = [w.text for w in command.words[1:]]
-    spelling = f"`{_short(command.written)}`"
-    i = 0
-    while i < len(words):
-        text = words[i]
-        i += 1
-        if text == "--" or not text.startswith(("-", "+")) or len(text) < 2:
-            break
-        on = text[0] == "-"
-        for letter in text[1:]:
-            if letter == "e":
-                shell.errexit = spelling if on else None
-            elif letter == "o" and i < len(words):
-                option = words[i]
-                i += 1
-                if option == "errexit":
-                    shell.errexit = spelling if on else None
-                elif option == "pipefail":
-                    shell.pipefail = on
-
-
-def _signal(text: str) -> str | None:
-    name = text.upper().removeprefix("SIG")
-    name = _SIGNALS.get(name, name)
-    return name if re.fullmatch(r"[A-Z][A-Z0-9+-]*|[0-9]+", name) else None
-
-
-def _heredoc(node: Syntax) -> str | None:
-    for child in node.children:
-        if child.type == "heredoc_redirect":
-            body = child.first("heredoc_body")
-            return body.text if body is not None else ""
-        if child.type == "herestring_redirect":
-            named = child.named_children()
-            return named[-1].text.strip("'\"") if named else ""
-    return None
-
-
-def _exits(node: Syntax) -> bool:
-    """Whether a statement ends the script: `exit`, or a `{ ...; }` group whose last command is `exit`."""
-    while node.type == "compound_statement":
-        statements = [c for c in node.named_children() if c.type != "comment"]
-        if not statements:
-            return False
-        node = statements[-1]
-    if node.type == "command":
-        name = node.fields("name")
-        return bool(name) and name[0].text == "exit"
-    return False
-
-
-def _is_test(node: Syntax) -> bool:
-    """A condition that tests a value rather than doing work (`[ -f x ]`, `test`, `true`), or a list
-    or negation of such conditions only."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if item.type in ("list", "negated_command"):
-            stack.extend(c for c in item.named_children() if c.type != "comment")
-        elif item.type == "command":
-            name = item.fields("name")
-            if not name or name[0].text not in _TESTS:
-                return False
-        elif item.type != "test_command":
-            return False
-    return True
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.replace("\\\n", " ").split())
-
-
-def _short(text: str, limit: int = _SHORT) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -33,6 +33,7 @@ _WRAPPER_VALUE_FLAGS = {
 # Wrappers that also tell the proxy to exit when the program ends (read as quit calls first).
 QUIT_WRAPPERS = frozenset(("scuttle", "linkerd-await"))
 KUBERNETES_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+SHORT = 60  # characters of a command a message quotes
 # Bounds of `$(VAR)` expansion: real values grow by a few names and ports, and nest a few variables deep.
 MAX_EXPANSION_GROWTH = 4096
 MAX_EXPANSION_DEPTH = 16
@@ -246,3 +247,11 @@ def places(node: Node) -> Callable[[int], Position]:
 def script_of(word: Word) -> Script:
     """A script held in one word: `sh -c "..."`, a trap's action."""
     return Script(word.text, word.place, word.origin)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.replace("\\\n", " ").split())
+
+
+def short(text: str, limit: int = SHORT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
