@@ -173,3 +173,17 @@ def test_explain_wraps_to_columns_and_to_80_when_the_output_is_no_terminal(monke
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
     piped = subprocess.run([sys.executable, "-m", "meshlint", "explain", "ML301"], capture_output=True, text=True, env=env, check=True)
     assert piped.stdout == explain(rule, width=80)
+
+
+def test_the_readmes_family_table_spans_every_rule_once():
+    """The README's table of families names each family's first and last code: every registered rule
+    falls in exactly one row, and each row starts and ends at a registered rule (a rule added past a
+    family's end, or a row left behind by a removed rule, fails here)."""
+    from helpers import ROOT
+
+    codes = [r.code for r in RULES]
+    rows = re.findall(r"^\| [^|]+ \| (ML\d{3})-(ML\d{3}) \|", (ROOT / "README.md").read_text(encoding="utf-8"), re.M)
+    assert rows, "the README has no family table"
+    assert all(first in codes and last in codes for first, last in rows), rows
+    held = {code: [f"{first}-{last}" for first, last in rows if first <= code <= last] for code in codes}
+    assert {code: spans for code, spans in held.items() if len(spans) != 1} == {}
