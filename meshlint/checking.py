@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from meshlint.config import Config, ConfigSet
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
-# tables); letting the cycle collector sweep them over and over while they are made costs a pre-commit
-# run about 7% of its time. Collection resumes, with those objects frozen out of it, once they exist.
+# tables); letting the cycle collector sweep them over and over while they are made slows every
+# pre-commit run. Collection resumes, with those objects frozen out of it, once they exist.
 _COLLECTING = gc.isenabled()
 gc.disable()
 

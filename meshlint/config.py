@@ -269,7 +269,7 @@ def validate_config(raw: dict[str, Any], path: str, origins: dict[str, str] | No
     """Exit-2 errors name the file, the line where known, and the key: `file:line: key: what is wrong`."""
     schema = config_schema()
     if fits(raw, schema):
-        return  # the common case, without importing jsonschema (a fifth of a pre-commit run's start-up)
+        return  # the common case, without importing jsonschema (a costly part of a pre-commit run's start-up)
     import jsonschema  # the schema's own validator words the error
 
     schema = config_schema()
@@ -372,8 +372,8 @@ class ConfigSet:
     def for_file(self, path: str) -> Config:
         if self.forced or path == "-":
             return self.top
-        # A run asks for each of its files twice, mostly in folders of many (a tenth of the parent's
-        # serial work on a 10k-document tree went to making each path absolute).
+        # A run asks for each of its files twice, mostly in folders of many (making each path absolute
+        # was a large share of the parent's serial work on a big tree).
         head = (inputs.cwd(), inputs.head(path))
         config = self._by_head.get(head)
         if config is None:

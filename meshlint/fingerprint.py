@@ -90,6 +90,6 @@ def fingerprinted(findings: Iterable[Finding], root: str) -> list[Finding]:
         key = (path, f.resource, f.code, f.node_path)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
-        # (Built as a tuple: namedtuple's _replace is a third of the rest.)
+        # (Built as a tuple: namedtuple's _replace adds keyword handling to every finding.)
         result.append(Finding._make((*f[:_AT], fingerprint(*key, occurrence), *f[_AT + 1 :])))
     return result

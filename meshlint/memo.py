@@ -1,7 +1,7 @@
 """`cached_property` without the lock that functools' takes in Python 3.11 on every first read.
 
-A check reads about 140,000 cached facts in a 10,000-document tree, each once per object; the
-lock (dropped from functools in 3.12) was 4% of a `--jobs 1` run. meshlint's objects are never
+A check reads a great many cached facts in a big tree, each once per object, and taking the lock
+(dropped from functools in 3.12) for each weighed on a `--jobs 1` run. meshlint's objects are never
 shared between threads, so the first read computes the fact and puts it in the instance's
 `__dict__`, where every later read finds it without calling this descriptor at all (it defines no
 `__set__`, so the instance's own attribute comes first). Unlike functools', it fails with an

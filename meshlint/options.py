@@ -1,7 +1,7 @@
 """The options of `meshlint check`, as data. The click command is built from them, and so is the plain
 reading of a command line that lets a pre-commit run start without loading click (meshlint/entry.py).
 
-click and its imports (inspect, gettext, uuid...) are about a fifth of a one-file run. A plain
+click and its imports (inspect, gettext, uuid...) are a costly part of a one-file run. A plain
 line (`check`, known options spelled in full, paths) is read here the way click reads it; anything else
 (help, `--`, `-qj4`, a value click would refuse) goes to click, which reads it or says what is wrong.
 """

@@ -4,12 +4,11 @@ Each worker takes the next task's number from one pipe that all of them read, ru
 pickled result back on a pipe of its own; the parent gives the results in task order. The parent is the
 last of the jobs: it keeps only a few numbers in the pipe, and whenever no result waits to be read it
 runs the next task itself, so two jobs are one worker and the parent (a parent that only gathered
-spent about 60 ms of CPU on a 10k-document tree taking a core from two workers, and half the results
-were pickled, sent and unpickled for nothing). multiprocessing's
-pool cost the parent about 1.2 ms of CPU a task (its three handler threads, its queues, a condition that
-each result wakes), which a tree of 64-file tasks paid 58 times over; here a result costs a `select`, two
-reads and an unpickle. Forked workers inherit what the tasks read (the plan, the mesh context), so only
-numbers go out and only results come back.
+still took CPU from the two workers, and half the results were pickled, sent and unpickled for
+nothing). multiprocessing's pool cost the parent CPU on every task (its three handler threads, its
+queues, a condition that each result wakes), a cost a big tree's many tasks added up; here a result
+costs a `select`, two reads and an unpickle. Forked workers inherit what the tasks read (the plan, the
+mesh context), so only numbers go out and only results come back.
 """
 
 from __future__ import annotations
@@ -60,10 +59,10 @@ def forked(task: Callable[[int], T], count: int, jobs: int, meanwhile: Callable[
         return
     pool = _Pool()
     # This process collects nothing while the pool works: the results are plain values without cycles,
-    # and a file's check leaves next to none (none of the 1,300 files of the public corpus does), while
-    # collections would sweep every result that came again and again (34 ms of CPU on the 10k tree,
-    # taken from the tasks). The pool's garbage is collected once at its end, and what is left, the
-    # results, frozen out of later collections. A worker collects as one process would.
+    # and a file's check leaves next to none (no file of the public corpus does), while collections
+    # would sweep every result that came again and again, with CPU taken from the tasks. The pool's
+    # garbage is collected once at its end, and what is left, the results, frozen out of later
+    # collections. A worker collects as one process would.
     collecting = gc.isenabled()
     gc.disable()
     if collecting:
@@ -137,7 +136,7 @@ class _Pool:
         """Hand out the numbers, run some here, read the workers' results, and give them all in order.
         The pipe holds only a few numbers ahead of the workers: the rest stay here, and this process
         takes the next of them whenever no result is waiting to be read. `meanwhile` is done once the
-        workers have their first numbers (before, they waited for it: 35 ms on a tree's first pass).
+        workers have their first numbers (before, they waited for it, idle).
         A task's error is raised in its turn, once every task before it has given its result, as
         one process running them in order would raise it: the error does not depend on the jobs."""
         os.set_blocking(self.numbers_in, False)

@@ -13,9 +13,9 @@ from meshlint.engine.results import FileResult
 T = TypeVar("T")
 
 # Forking workers costs more than checking a handful of files (a pre-commit run) or a few small ones:
-# a pool of two takes 5-7 ms to start and to stop, and each worker then loads again what a check loads
-# lazily (about 35 ms of CPU: tree-sitter's parser, the fixes), so a run forks only from many files and
-# 1 MiB of them, where the second core pays several times over.
+# a pool of two takes time to start and to stop, and each worker then loads again what a check loads
+# lazily (tree-sitter's parser, the fixes), so a run forks only from many files and 1 MiB of them,
+# where the second core more than pays for both.
 PARALLEL_FROM = 32
 PARALLEL_BYTES = 1 << 20
 
@@ -90,7 +90,7 @@ def shares(count: int, jobs: int, most: int = 64, least: int = 4) -> list[int]:
     each worker, at most `most` files (a result is held until those before it are given) and at least
     `least` (a task costs the parent a wake-up and a frame). Tasks shrink towards the end, so the workers
     run out of work at nearly the same time: with tasks of one size, one worker went on alone for up
-    to a whole task (64 files, about 30 ms)."""
+    to a whole task (`most` files)."""
     bounds = [0]
     while bounds[-1] < count:
         left = count - bounds[-1]

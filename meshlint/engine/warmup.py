@@ -2,9 +2,9 @@
 
 A check loads much of its code lazily, so that a pre-commit run of a few files pays only for what its
 files need. A forked worker inherits what its parent loaded, and loads the rest itself: each worker of
-a big tree paid again for the same modules, the shell parser and OpenSSL (about 20 ms of CPU a
-worker, of the 38 ms a worker's first 60 files cost beyond their second reading). Loaded by the parent
-while the first pass's workers read, they are paid once, at a time the parent would only wait for them.
+a big tree paid again for the same modules, the shell parser and OpenSSL (most of what a worker's
+first files cost beyond their second reading). Loaded by the parent while the first pass's workers
+read, they are paid once, at a time the parent would only wait for them.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class Text:
         self.bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         self.text = data[len(self.bom):].decode("utf-8")
         # One scan of the text: looking for the next \n and the next \r line by line read the whole
-        # rest of a file without a \r for each of its lines (15 ms a Text for 540 KB, 2 s for 5 MB).
+        # rest of a file without a \r for each of its lines, time that grew with the square of its size.
         breaks = _BREAK.finditer(self.text)
         self.starts = [0] + [m.end() for m in breaks]
         first = _BREAK.search(self.text)

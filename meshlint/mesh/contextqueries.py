@@ -134,7 +134,7 @@ class ContextQueries:
                     conflicts.append(conflict)
             if len(self._settings) >= SETTINGS_KEPT:
                 # The second pass asks about one folder's places at a time: a memo of every place
-                # would grow with the tree (a few MB per 10,000 files) for no hit.
+                # would grow with the tree for no hit.
                 self._settings.clear()
             settings = self._settings[key] = MeshSettings(resolved, conflicts)
         return settings

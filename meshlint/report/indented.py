@@ -1,7 +1,7 @@
-"""JSON laid out as `json.dumps(value, indent=2)` lays it out, several times faster.
+"""JSON laid out as `json.dumps(value, indent=2)` lays it out, only faster.
 
 With an indent, the standard library does not use its C encoder: every value goes through a chain of
-Python generators, and a 10k tree's SARIF report took a seventh of the run to write. Here strings are
+Python generators, and a big tree's SARIF report took a good part of the run to write. Here strings are
 still escaped by the standard library's own C functions, and the layout is one loop per container.
 
 Only the types reports are made of are laid out here: dicts with `str` keys, lists, tuples, and

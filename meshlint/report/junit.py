@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # What saxutils changes in text (`&<>`) and, in an attribute, besides (quotes, line breaks, tabs):
 # text without any is written as it is, which most paths, names and messages are. A JUnit report has
-# a case per file, and saxutils' chain of replacements was a third of writing a 10k tree's report.
+# a case per file, and saxutils' chain of replacements was much of writing a big tree's report.
 _TEXT_SPECIAL = re.compile(r"[&<>]")
 _ATTRIBUTE_SPECIAL = re.compile("[&<>\"\n\r\t]")
 

@@ -1,8 +1,8 @@
 /* The core of meshlint/source/document.py's Node, in C: its fields, and the steps from a node to its
  * entries (`get`, `at`, `path`).
  *
- * A check of a 10,000-document tree takes about 390,000 such steps, each a new Node; in Python they
- * were a tenth of a `--jobs 1` run. Node in document.py is a subclass that adds everything else
+ * A check of a big tree takes a great many such steps, each a new Node; in Python they weighed
+ * heavily on a `--jobs 1` run. Node in document.py is a subclass that adds everything else
  * (positions, text, paths, places inside strings). Where this module is not built, document.py's
  * `_NodeCore` is the same core in Python, and tests/test_document_node.py holds the two alike.
  *

@@ -269,7 +269,7 @@ class _NodeCore:
 if TYPE_CHECKING:
     _Core = _NodeCore
 else:
-    try:  # the same core in C: a check takes about 39 of these steps per document
+    try:  # the same core in C: a check takes many of these steps per document
         from meshlint.source._node import NodeCore as _Core
         from meshlint.source._node import fall_back_to
     except ImportError:
@@ -305,9 +305,8 @@ class Node(_Core):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A node that leaves its process (a worker's mesh context, the cache's) travels as its
-        # constructor's arguments, with its positions made here instead of the parser's marks: a
-        # fifth smaller and a third faster to unpickle than slot by slot (a kept 200-Namespace
-        # context: 42 against 52 KB, 0.9 against 1.3 ms).
+        # constructor's arguments, with its positions made here instead of the parser's marks:
+        # smaller and faster to unpickle than slot by slot.
         pos = self.pos if self._pos is not None or self._mark is not None else None
         return Node, (self.value, self.table, pos, self.key_pos, self.style, self.raw, self.exists)
 

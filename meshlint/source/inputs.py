@@ -37,16 +37,16 @@ def real(path: str) -> str:
 _CWD: list[str] = []
 # Within a run, the absolute form of each path that has something to fold ('.', '..', '//', a
 # trailing '/'), worked out once: a file's path is made absolute for its place, its chart, its config,
-# its scope and its ignores, some seven times per file. A path with nothing to fold (what the walk
+# its scope and its ignores, several times per file. A path with nothing to fold (what the walk
 # gives) is joined to the working directory as it is, and kept in no table: a table of every file
-# stayed to the end of the run, about 110 bytes a file (2 MB of a 50,000-document run's 56).
+# stayed to the end of the run, an entry per file that a big tree's memory carried for nothing.
 _ABSOLUTE: dict[str, str] = {}
 # The last path joined that way, and its answer: the resources of one file ask for it one after
 # another, and each keeps what it is given (a Place), so they share one string.
 _LAST: list[str] = ["", ""]
 # Within a run, `helm_chart_of`'s answer for each folder, as the paths spell it: both passes ask it of
-# every file in turn, and an answer costs an absolute path, its folder and a cache lookup (about 2 µs,
-# 15 ms of a 10,000-document tree's run, half of it before the first pass's workers start).
+# every file in turn, and an answer costs an absolute path, its folder and a cache lookup, part of it
+# paid before the first pass's workers start.
 _CHARTS: dict[str, str | None] = {}
 
 
@@ -298,8 +298,8 @@ def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignor
             inputs.warnings.append(f"{directory}: {err.strerror or err}; skipped")
             continue
         subdirs = []
-        # What each file of the folder would ask again, asked once: the walk's own work was three
-        # times the system's listing of the folders (10 ms against 2 on a tree of 3,700 files).
+        # What each file of the folder would ask again, asked once: asked per file, the walk's own
+        # work outweighed the system's listing of the folders.
         ignoring = gitignores.any_in(directory)
         inside = real_dir if real_dir.endswith(os.sep) else real_dir + os.sep
         for entry in entries:

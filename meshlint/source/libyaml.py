@@ -15,7 +15,7 @@ ruamel.yaml reads everything.
 meshlint's own C reader (`_fastread.c`), where it was built, reads a text first: the documents most
 files hold (no anchor, alias, merge key, tag, directive, complex or repeated key, syntax error) it
 turns into the same data and marks with no Python object per event, and without PyYAML imported,
-which a pre-commit run would otherwise pay 8 ms for. Any other text it leaves to the loop below. It
+which a pre-commit run would otherwise pay for. Any other text it leaves to the loop below. It
 links the system's libyaml, which may be another release than the one inside PyYAML's wheel; what
 releases parse differently (a single pair in a flow sequence, deep nesting) it leaves too.
 """
@@ -99,10 +99,10 @@ NON_PRINTABLE_SHORT = "[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uD800-\uDFF
 
 def _spare_the_long_class() -> None:
     """Importing PyYAML compiles `NON_PRINTABLE` (its pure reader's check, which meshlint never
-    runs: libyaml reads). re's compiler walks the class's 63,000 BMP code points one at a time, 4-5 ms
-    of a pre-commit run that imports PyYAML (one where the C reader leaves a text, or is not built).
+    runs: libyaml reads). re's compiler walks every BMP code point of the class one at a time, which
+    a pre-commit run that imports PyYAML (one where the C reader leaves a text, or is not built) pays.
     `re.compile` looks a pattern's text up in re's cache before compiling it, so the short form, which
-    matches the same characters and compiles in 0.6 ms, is placed there under the long form's text.
+    matches the same characters and compiles far sooner, is placed there under the long form's text.
     Where re keeps its cache otherwise, nothing is placed and PyYAML compiles its own, as before."""
     import re
 

@@ -13,8 +13,8 @@ PIECE = 1 << 18  # characters split at a time: the short-lived line objects of o
 
 
 class TextLines(Sequence[str]):
-    """`text.splitlines()`, each line cut from the text when it is asked for. A list of 250,000 short
-    lines costs about 80 bytes a line; this keeps the text and two offsets a line (16 bytes)."""
+    """`text.splitlines()`, each line cut from the text when it is asked for. A list of short lines
+    costs a string object and a pointer a line; this keeps the text and two offsets a line (16 bytes)."""
 
     __slots__ = ("_ends", "_starts", "_text")
 

@@ -349,7 +349,7 @@ def bracket_depth_bound(text: str) -> int:
     if opens < MAX_DEPTH:
         return opens
     # The brackets alone (cut out by one substitution in C): a 10 MB ConfigMap of JSON has millions,
-    # and a match object for each cost seconds. Removing the innermost pairs pass by pass bounds the
+    # and a match object for each made it slow. Removing the innermost pairs pass by pass bounds the
     # depth from above (the opens at any peak are a chain of nested pairs, at most one a pass, and
     # opens never closed), in a few passes over shallow JSON.
     pairs = _NOT_BRACKETS.sub("", text).translate(_AS_PARENTHESES)

@@ -73,8 +73,8 @@ def parser() -> tree_sitter.Parser:
 
 def _bash_language() -> object:
     """The grammar, from tree-sitter-bash's compiled binding. The package's `__init__` also imports
-    `importlib.resources` for its highlight queries, which meshlint never reads and which cost about
-    as much as the rest of the parser; so the binding is loaded on its own where it is found, and the
+    `importlib.resources` for its highlight queries, which meshlint never reads, and that import is a
+    costly part of loading the parser; so the binding is loaded on its own where it is found, and the
     package is imported as usual otherwise."""
     import importlib.machinery
     import importlib.util
