@@ -20,6 +20,8 @@ EXPECT = re.compile(rf"#\s*expect:\s*({_MARK}(?:\s*,\s*{_MARK})*)")
 CONFIG_COMMENT = re.compile(r"^#\s*config:\s*(\{.*\})\s*$", re.M)
 
 RULES = load_rules()
+# Each rule folder's file of whole findings (tests/test_fixture_outputs.py): not a fixture itself.
+EXPECTED = "findings.expected"
 # Settings for tests about rules, not about who meshes a pod: every workload gets an Istio sidecar
 # unless something in it says otherwise (the default, `auto`, needs a sign of Istio in the run).
 MESHED = {"mesh": {"default-injection": "enabled"}}

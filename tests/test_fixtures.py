@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import RULES, TESTDATA, expectations, fixture_run
+from helpers import EXPECTED, RULES, TESTDATA, expectations, fixture_run
 
 # testdata/fix/ holds the --fix fixtures (tests/test_fix_fixtures.py), not findings' fixtures.
-FIXTURES = sorted(p for d in TESTDATA.iterdir() if d.is_dir() and d.name != "fix" for p in d.iterdir() if not p.name.startswith("."))
+FIXTURES = sorted(
+    p for d in TESTDATA.iterdir() if d.is_dir() and d.name != "fix" for p in d.iterdir() if not p.name.startswith(".") and p.name != EXPECTED
+)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -25,7 +27,7 @@ def _marked(fixture, code) -> bool:
 def test_every_rule_has_fixtures_that_fire_and_stay_silent(rule):
     folder = TESTDATA / rule.code
     assert folder.is_dir(), f"testdata/{rule.code}/ is missing"
-    fixtures = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    fixtures = [p for p in folder.iterdir() if not p.name.startswith(".") and p.name != EXPECTED]
     assert any(_marked(f, rule.code) for f in fixtures), "no fixture fires"
     assert any(not _marked(f, rule.code) for f in fixtures), "no fixture stays silent"
 
@@ -36,7 +38,7 @@ def test_every_marker_names_the_severity_it_expects():
 
     from helpers import ROOT
 
-    sources = [p for p in TESTDATA.rglob("*") if p.is_file()] + sorted((ROOT / "meshlint" / "rules").glob("ml*.py"))
+    sources = [p for p in TESTDATA.rglob("*") if p.is_file() and p.name != EXPECTED] + sorted((ROOT / "meshlint" / "rules").glob("ml*.py"))
     bare = []
     for path in sources:
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
