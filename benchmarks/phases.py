@@ -134,7 +134,7 @@ def install() -> None:
     filecheck.FileCheck.result = timed("rules", filecheck.FileCheck.result)
     filecheck.FileCheck._found = timed("findings", filecheck.FileCheck._found)
     filecheck.fingerprinted = timed("findings", filecheck.fingerprinted)
-    checking._write_reports = timed("report", checking._write_reports, whole=True)
+    checking.write_reports = timed("report", checking.write_reports, whole=True)
     get = memo.cached_property.__get__
 
     def fact(self: Any, instance: Any, owner: Any = None) -> Any:

@@ -3,12 +3,14 @@ spares a pre-commit run loading click (meshlint/entry.py). Nothing here imports 
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from meshlint.console import EXIT_CLEAN, EXIT_FINDINGS, UsageProblem, echo, echo_all, fail, guarded, stdout_open
+from meshlint.reportfiles import pair_reports, skipped_on_stdout, writable, write_reports
 
 if TYPE_CHECKING:
     from meshlint.config import Config, ConfigSet
@@ -18,148 +20,6 @@ if TYPE_CHECKING:
 # pre-commit run. Collection resumes, with those objects frozen out of it, once they exist.
 _COLLECTING = gc.isenabled()
 gc.disable()
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
-# The reader of stdout went away (`| head -1`): the report did not reach it whole, so the run is no
-# success, and its verdict is not what the reader saw; a program that dies of SIGPIPE, as most command
-# line tools do, exits so (128 + 13), which is how shells and `set -o pipefail` already read it.
-EXIT_READER_GONE = 141
-
-
-class UsageProblem(Exception):
-    """A command line that cannot run (two reports on stdout, a version that is none): click shows it
-    with the usage line and exits 2."""
-
-    def __init__(self, message: str, *, option: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.option = option
-
-
-def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
-    """Write to stdout (stderr) and flush, so the two interleave as they are written. On stderr, which
-    only a person reads, a control character shows as its escape (a note naming a file called "\\e[2J"
-    does not clear the screen); the reports on stdout escape what they must themselves (a diff or a
-    JSON report is written as it is)."""
-    stream = sys.stderr if err else sys.stdout
-    if stream is None:  # no console at all (pythonw)
-        return
-    if nl:
-        text += "\n"
-    if err:
-        from meshlint.report import visible
-
-        try:
-            stream.write(visible(text))
-            stream.flush()
-        except OSError:
-            pass  # stderr is full or gone: there is nowhere to say anything, and the exit code still tells
-        return
-    stream.write(text)
-    stream.flush()
-
-
-def fail(message: str) -> NoReturn:
-    echo(f"meshlint: error: {message}", err=True)
-    sys.exit(EXIT_TROUBLE)
-
-
-def guarded(func: Callable[..., None]) -> Callable[..., None]:
-    """Known errors are one line on stderr and exit 2; anything else too, traceback only on request."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        from meshlint.config import ConfigError
-        from meshlint.registry import RegistryError
-        from meshlint.source.inputs import InputError
-
-        _robust_output()
-        try:
-            func(*args, **kwargs)
-        except (ConfigError, InputError, RegistryError) as err:
-            fail(str(err))
-        except (UsageProblem, SystemExit):
-            raise
-        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: one line, and the signal's exit
-            from meshlint.stops import stopped
-
-            raise stopped(stop) from None
-        except BrokenPipeError:
-            reader_gone()
-        except Exception as err:  # never a traceback unless MESHLINT_DEBUG=1
-            if os.environ.get("MESHLINT_DEBUG") == "1":
-                import traceback
-
-                traceback.print_exc()
-            forked = sys.modules.get("meshlint.engine.forked")  # loaded only where a run forked
-            if forked is not None and isinstance(err, forked.WorkerLost):
-                fail(str(err))  # killed, or out of memory: the machine's doing, not a fault of meshlint's
-            fail(f"internal error: {type(err).__name__}: {err} (set MESHLINT_DEBUG=1 for details)")
-
-    wrapper.__name__ = func.__name__
-    wrapper.__doc__ = func.__doc__
-    return wrapper
-
-
-# --- output that never breaks a run -----------------------------------------------------------------
-
-# What a console that cannot encode a character shows instead (Windows code pages, `LANG=C` runners).
-_ASCII = {"≥": ">=", "≤": "<=", "≠": "!=", "→": "->", "←": "<-", "…": "...", "—": "--", "–": "-", "‘": "'", "’": "'",
-          "“": '"', "”": '"', "×": "x", "•": "*", "\u00a0": " "}
-
-
-def _ascii_fallback(error: UnicodeError) -> tuple[str, int]:
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    import unicodedata
-
-    def plain(char: str) -> str:
-        return _ASCII.get(char) or unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode() or "?"
-
-    return "".join(plain(c) for c in error.object[error.start:error.end]), error.end
-
-
-def _robust_output() -> None:
-    """Characters stdout or stderr cannot encode are written as ASCII (`≥` as `>=`), never an error."""
-    import codecs
-
-    codecs.register_error("meshlint-ascii", _ascii_fallback)
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(Exception):
-                reconfigure(errors="meshlint-ascii")
-
-
-def stdout_closed() -> None:
-    """stdout cannot be written any more (its reader went away, its disk is full): what is still
-    buffered goes to the null device, so the interpreter's last flush is quiet too."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-def reader_gone() -> NoReturn:
-    """`meshlint check . | head -1`: the reader has what it wanted, and nothing more is said."""
-    stdout_closed()
-    sys.exit(EXIT_READER_GONE)
-
-
-def stdout_open(what: str) -> None:
-    """A run whose `what` goes to stdout fails before it starts when there is no stdout (`>&-`)."""
-    if sys.stdout is None:
-        fail(f"stdout is closed: nowhere to write the {what}")
-
-
-def use_color(choice: str, is_tty: bool) -> bool:
-    """`always`/`never` as asked; `auto`: off with NO_COLOR, on with FORCE_COLOR (both when set and not
-    empty, NO_COLOR first), off on TERM=dumb, else on a terminal only."""
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return os.environ.get("TERM") != "dumb" and is_tty
 
 
 # --- the run ---------------------------------------------------------------------------------------
@@ -234,13 +94,13 @@ def check(report_flags: list[tuple[str, str]], **values: Any) -> None:
     _started()
     report, fixing, unwritten = _lint(o, configs, rules, kept)
     report.unsafe_fixes = o.unsafe_fixes
-    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[_skipped_on_stdout(reports, o.quiet):]]
+    notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[skipped_on_stdout(reports, o.quiet):]]
     notes += report.notes + fixing
     notes += kept.apply(report)
     for note in ([] if o.quiet else notes) + unwritten:
         echo(f"meshlint: {note}", err=True)
     color = "never" if o.no_color else o.color_choice
-    _write_reports(report, reports, color_choice=color, statistics=o.statistics, quiet=o.quiet, docs_url=config.docs_url)
+    write_reports(report, reports, color_choice=color, statistics=o.statistics, quiet=o.quiet, docs_url=config.docs_url)
     failing = config.fail_on is not None and any(f.severity >= config.fail_on for f in report.findings)
     # An advisory run (--fail-on never) reports skipped inputs too, and still exits 0.
     failing = failing or (config.fail_on is not None and config.fail_on_skipped and bool(report.summary.skipped_inputs))
@@ -306,16 +166,16 @@ def _reports(o: CheckOptions, report_flags: list[tuple[str, str]], default_forma
     flags = report_flags
     if [v for k, v in flags if k == "format"] != list(o.fmt) or [v for k, v in flags if k == "output"] != list(o.output):
         flags = [("format", f) for f in o.fmt] + [("output", p) for p in o.output]  # spelled some other way: pair in order
-    reports = _pair_reports(flags, default_format)
+    reports = pair_reports(flags, default_format)
     for report_format, path in reports:
         if path is not None:
-            _writable(path, "report")
+            writable(path, "report")
         elif not o.show_diff:
             stdout_open(f"{report_format} report (give it an --output FILE)")
     if o.show_diff:
         stdout_open("diff")
     if o.write_baseline:
-        _writable(o.write_baseline, "baseline")
+        writable(o.write_baseline, "baseline")
     return reports
 
 
@@ -390,21 +250,12 @@ def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept) ->
 
     shown = command.shown_by(kept.entries if not kept.write else None, changed)
     if o.show_diff:
-        something, fixing = command.diff(lint, o.unsafe_fixes, shown, _echo_all)
+        something, fixing = command.diff(lint, o.unsafe_fixes, shown, echo_all)
         for note in [] if o.quiet else fixing:
             echo(f"meshlint: {note}", err=True)
         sys.exit(EXIT_FINDINGS if something else EXIT_CLEAN)
     report, fixing, unwritten = command.fix(lint, o.unsafe_fixes, shown)
     return report, fixing, unwritten
-
-
-def _skipped_on_stdout(reports: list[tuple[str, str | None]], quiet: bool) -> int:
-    """How many of the skipped inputs a text report on stdout names (stderr need not name them again)."""
-    if quiet or ("text", None) not in reports:
-        return 0
-    from meshlint.report.text import SKIPPED_LISTED
-
-    return SKIPPED_LISTED
 
 
 def _check_selectors(rules: list[Any], given: dict[str, tuple[str, ...]]) -> None:
@@ -431,55 +282,6 @@ def _read_baseline(baseline: Any, path: str, config: Config | None) -> Any:
         raise ConfigError(f"{config.at('baseline')}: {err}") from err
 
 
-def write_out(text: str) -> None:
-    """One whole output (a rules page) to stdout, as a report is written: in pieces smaller than the
-    stream's buffer, because a single larger write goes straight to the system, and a reader that
-    leaves during it (`| head -1`) cuts it short without an error."""
-    _echo_all(text[start : start + 4096] for start in range(0, len(text), 4096))
-
-
-def _echo_all(pieces: Iterable[str]) -> None:
-    """Write to stdout, flushed once at the end (a report of a big tree is thousands of pieces, and a
-    flush each was a system call each; nothing goes to stderr meanwhile). A reader that goes away
-    early (`| head`) ends the run quietly; a stdout that cannot take the report ends it with an error."""
-    try:
-        write = sys.stdout.write
-        for piece in pieces:
-            write(piece)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        reader_gone()
-    except OSError as err:  # `> /dev/full`, a disk that filled up, a quota: the report is lost
-        stdout_closed()
-        fail(f"cannot write the report to stdout: {err.strerror or err}")
-
-
-def _write_reports(
-    report: Any, reports: list[tuple[str, str | None]], *, color_choice: str, statistics: bool, quiet: bool, docs_url: str | None = None
-) -> None:
-    """Files first, stdout last: a reader that goes away early (`| head`) costs no report file."""
-    from meshlint.report import chunks
-
-    for fmt, path in reports:
-        if path is None:
-            continue
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.writelines(chunks(fmt, report, statistics=statistics, quiet=quiet, docs_url=docs_url))
-        except OSError as err:
-            fail(f"{path}: cannot write the report: {err.strerror or err}")
-    for fmt, path in reports:
-        if path is not None:
-            continue
-        color = fmt == "text" and use_color(color_choice, sys.stdout.isatty())
-        _echo_all(chunks(fmt, report, color=color, statistics=statistics, quiet=quiet, docs_url=docs_url))
-    if statistics and all(fmt != "text" for fmt, _ in reports):
-        from meshlint.report.text import statistics as per_rule
-
-        for line in per_rule(report.findings):
-            echo(line, err=True)
-
-
 def _started() -> None:
     """Everything a run needs is loaded: keep it out of every later collection, and collect again."""
     if _COLLECTING:
@@ -491,46 +293,3 @@ def _cores() -> int:
     from meshlint.engine.parallel import usable_cores
 
     return usable_cores()  # the cores this process may use (affinity, cgroup quota), not all the machine has
-
-
-# --- reports and where they go -----------------------------------------------------------------------
-
-
-def _pair_reports(flags: list[tuple[str, str]], default_format: str) -> list[tuple[str, str | None]]:
-    """Each --output FILE takes the --format before it (the first one, when it comes first; the
-    configured format, when there is none); a --format without an --output writes to stdout."""
-    reports: list[list[Any]] = []
-    early: list[str] = []
-    for kind, value in flags:
-        if kind == "format":
-            reports.append([value, None])
-        elif not reports:
-            early.append(value)
-        elif reports[-1][1] is None:
-            reports[-1][1] = value
-        else:
-            raise UsageProblem(f"--format {reports[-1][0]} has two --output files; give each report its own --format")
-    if early:
-        if not reports:
-            reports.append([default_format, None])
-        if len(early) > 1 or reports[0][1] is not None:
-            raise UsageProblem("more --output files than --format options; each --output follows its --format")
-        reports[0][1] = early[0]
-    if not reports:
-        reports.append([default_format, None])
-    on_stdout = [fmt for fmt, path in reports if path is None]
-    if len(on_stdout) > 1:
-        raise UsageProblem(f"only one report can go to stdout (--format {' and --format '.join(on_stdout)}); give the others an --output")
-    paths = [path for _, path in reports if path is not None]
-    if len(set(paths)) < len(paths):
-        raise UsageProblem("two reports name the same --output file")
-    return [(fmt, path) for fmt, path in reports]
-
-
-def _writable(path: str, what: str) -> None:
-    """A clear error before the run, not a traceback after it."""
-    directory = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        fail(f"{path}: cannot write the {what}: it is a directory")
-    if not os.path.isdir(directory):
-        fail(f"{path}: cannot write the {what}: no such directory {directory}/")

@@ -12,7 +12,7 @@ from meshlint import checking  # first: it keeps the cycle collector off while c
 # isort: split
 import click
 
-from meshlint.checking import fail, guarded, stdout_open, use_color, write_out
+from meshlint.console import UsageProblem, fail, guarded, stdout_open, use_color, write_out
 from meshlint.options import CHECK_OPTIONS, CHOICE, COUNT, FILE, FLAG, PATH, Option, report_flags
 
 __all__ = ["main", "use_color"]  # use_color: the colour choice, for whoever tests it
@@ -99,7 +99,7 @@ def check(ctx: click.Context, /, **values: Any) -> None:
     """
     try:
         checking.check(ctx.meta.get("meshlint.report-flags", []), **values)
-    except checking.UsageProblem as problem:
+    except UsageProblem as problem:
         if problem.option:
             raise click.BadParameter(problem.message, param_hint=problem.option) from None
         raise click.UsageError(problem.message) from None

@@ -29,10 +29,10 @@ def _command_line() -> None:
 
         values = read_plain(args[1:])
         if values is not None:
-            from meshlint import checking
+            from meshlint import checking, console
 
             # A problem with the line: click reads it again and shows the problem with its usage line.
-            with contextlib.suppress(checking.UsageProblem):
+            with contextlib.suppress(console.UsageProblem):
                 checking.check(report_flags(args[1:]), **values)
     from meshlint.cli import main as command_line
 

@@ -500,11 +500,11 @@ class _CountingOut:
 
 @pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github", "gitlab", "junit"])
 def test_a_report_on_stdout_is_flushed_once_not_once_a_finding(tmp_path, monkeypatch, fmt):
-    from meshlint.checking import _write_reports
     from meshlint.config import load_config
     from meshlint.engine.run import run
     from meshlint.registry import load_rules
     from meshlint.report import chunks
+    from meshlint.reportfiles import write_reports as _write_reports
 
     for n in range(30):
         (tmp_path / f"race{n}.yaml").write_text(RACE.replace("name: web", f"name: web{n}"))

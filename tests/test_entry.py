@@ -140,7 +140,7 @@ def test_both_readings_give_the_same_run(project):
 
 
 def test_a_control_character_on_stderr_shows_as_its_escape(capsys):
-    from meshlint.checking import echo
+    from meshlint.console import echo
 
     echo("meshlint: w\x1b[2J.yaml: skipped: a Helm template", err=True)
     echo("\x1b[31merror\x1b[0m", nl=False)  # stdout is the report's: it escaped what it had to
