@@ -172,7 +172,7 @@ def test_embedded_strings_read_alike(value, monkeypatch):
 
 def _legacy_path_to(node, position):
     """path_to as it was before positions were kept as marks: every child's path spelled out."""
-    from meshlint.source.document import _item_label
+    from meshlint.source.nodepaths import item_label as _item_label
 
     target = (position.line, position.column)
     maps, seqs = node.table.maps, node.table.seqs

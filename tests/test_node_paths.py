@@ -12,7 +12,7 @@ import pytest
 
 from helpers import ROOT
 from meshlint.findings import Position
-from meshlint.source import document
+from meshlint.source import document, nodepaths
 from meshlint.source.loader import decode, load_text
 
 
@@ -39,7 +39,7 @@ def both_ways(doc: document.Document, monkeypatch: pytest.MonkeyPatch) -> tuple[
     nodes = [root, *(root.get(key) for key in list(root.value if isinstance(root.value, dict) else ())[-2:])]
     down = [node.path_to(p) for node in nodes for p in targets]
     with monkeypatch.context() as patch:
-        patch.setattr(document, "_descended", lambda *args: document._UNPLACED)
+        patch.setattr(nodepaths, "_descended", lambda *args: nodepaths._UNPLACED)
         searched = [node.path_to(p) for node in nodes for p in targets]
     return down, searched
 

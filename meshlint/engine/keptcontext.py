@@ -38,7 +38,8 @@ from meshlint.mesh.envsources import EnvKey, EnvSource, EnvSources
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.sidecars import EgressListener, SidecarConfig
-from meshlint.source.document import Node, PositionTable, _empty_table
+from meshlint.source.document import Node
+from meshlint.source.positions import PositionTable, empty_table
 
 BLOCK_STYLES = ("|", ">")
 
@@ -66,7 +67,7 @@ class NodeShape(Shape):
         if style in BLOCK_STYLES:
             table = PositionTable(STR.back(path), LINES.back(lines), INT.back(offset) - 1, None)
         else:
-            table = _empty_table(STR.back(path), INT.back(offset) - 1, None)
+            table = empty_table(STR.back(path), INT.back(offset) - 1, None)
         return Node(PLAIN.back(value), table, POSITION.back(pos), MAYBE_POSITION.back(key_pos), style, MAYBE_STR.back(raw), BOOL.back(exists))
 
 

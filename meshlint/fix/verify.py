@@ -12,8 +12,8 @@ from typing import Any
 
 from meshlint.fix.edits import Edit, Text
 from meshlint.source.compose import MAX_DEPTH
-from meshlint.source.document import PositionTable
 from meshlint.source.loader import LoadedFile, bracket_depth_bound, document_chunks, load_text
+from meshlint.source.positions import PositionTable
 
 Place = tuple[int, int]
 

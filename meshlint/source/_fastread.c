@@ -21,7 +21,7 @@
 #include <yaml.h>
 
 /* A mark: where the parser saw something, 0-based in the text it read (the `Mark` protocol of
- * meshlint/source/document.py). Two numbers and no references, so the cyclic GC never sees it. */
+ * meshlint/source/positions.py). Two numbers and no references, so the cyclic GC never sees it. */
 typedef struct {
     PyObject_HEAD
     long line;

@@ -2,7 +2,7 @@
 from collections.abc import Callable
 from typing import Any, final
 
-from meshlint.source import document
+from meshlint.source import positions
 
 @final
 class Mark:
@@ -14,7 +14,7 @@ class Mark:
 
 # Per document: root, root mark, 0-based end line, and the raw maps, sequences and starts by id,
 # typed as the position table keeps them (its marks are this Mark).
-Read = list[tuple[Any, document.Mark, int, dict[int, document.RawMap], dict[int, document.RawSeq], dict[int, document.Mark]]]
+Read = list[tuple[Any, positions.Mark, int, dict[int, positions.RawMap], dict[int, positions.RawSeq], dict[int, positions.Mark]]]
 
 def read(text: str, first_characters: frozenset[str], letter_words: frozenset[str], resolve_plain: Callable[[str], Any], max_depth: int, /) -> Read | None: ...
 def parses(text: str, /) -> bool: ...

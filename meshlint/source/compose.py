@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from meshlint.source.document import Document, Placer, PositionTable, RawMap, RawSeq
+from meshlint.source.document import Document
+from meshlint.source.positions import Placer, PositionTable, RawMap, RawSeq
 from meshlint.source.yaml11 import compose_all, node_tag, scalar_value
 
 # Beyond this depth a document is not read (ruamel.yaml's C composer crashes on tens of thousands of

@@ -15,7 +15,8 @@ from meshlint.source.compose import (
     SyntaxProblem,
     problem_from,
 )
-from meshlint.source.document import Document, Node, Placer
+from meshlint.source.document import Document, Node
+from meshlint.source.positions import Placer
 from meshlint.source.yaml11 import compose_all
 
 

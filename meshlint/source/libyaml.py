@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from meshlint.source.compose import SyntaxProblem, rendered_from
-from meshlint.source.document import Document, Placer, PositionTable, RawMap
+from meshlint.source.document import Document
+from meshlint.source.positions import Placer, PositionTable, RawMap
 from meshlint.source.yaml11 import implicit_first_characters, letter_words, resolve_plain, scalar_of
 
 if TYPE_CHECKING:

@@ -1,0 +1,229 @@
+"""The dotted path of the node that stands at a place of a document (`spec.template.metadata`,
+`containers[web].ports[0]`): what a finding's fingerprint and a rendered finding's placement read."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from meshlint.findings import Position
+from meshlint.source.positions import Mark, RawMap, RawSeq
+
+if TYPE_CHECKING:
+    from meshlint.source.document import Node
+
+
+def path_to(node: Node, position: Position) -> str:
+    """The dotted path, below this node, of what stands at `position`: the deepest key or value
+    that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
+    List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
+    the path names the same node when lines move or siblings are added. "" for this node itself.
+    Each container is visited once, so an aliased one costs what it costs once.
+
+    Places are compared as the parser's marks (the file position less a constant shift, so the
+    order is the same), and only the winning path is spelled out."""
+    table = node.table
+    if position.path != table.path:
+        return ""
+    shifted = table._place is None
+    target = (position.line - table._offset, position.column - 1) if shifted else (position.line, position.column)
+    at = table.at
+    raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
+    prune = shifted and table.ordered
+    if prune:
+        found = _descended(node.value, target, raw_maps, raw_seqs, raw_starts)
+        if found is not _UNPLACED:
+            return _spelled(found)
+    best_start: tuple[int, int] = (-(1 << 62), 0)
+    best_depth = -1
+    best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
+    seen: set[int] = set()
+    stack: list[tuple[Any, Any, int]] = [(node.value, None, 0)]
+    while stack:
+        value, ref, depth = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        below = depth + 1
+        children: list[tuple[Any, Any]] = []
+        if isinstance(value, dict):
+            entries = raw_maps.get(id(value), {})
+            for key, child in value.items():
+                child_ref = (ref, key, None, False)
+                entry = entries.get(key)
+                if entry is not None:
+                    for mark in (entry[0], entry[1]):
+                        start = (mark.line, mark.column) if shifted else at(mark)
+                        if start <= target and (start, below) > (best_start, best_depth):
+                            best_start, best_depth, best = start, below, child_ref
+                if isinstance(child, (dict, list)):
+                    children.append((child, child_ref))
+        elif isinstance(value, list):
+            items = raw_seqs.get(id(value), [])
+            for n, child in enumerate(value):
+                child_ref = (ref, n, child, True)
+                if n < len(items):
+                    mark = items[n][0]
+                    start = (mark.line, mark.column) if shifted else at(mark)
+                    if start <= target and (start, below) > (best_start, best_depth):
+                        best_start, best_depth, best = start, below, child_ref
+                if isinstance(child, (dict, list)):
+                    children.append((child, child_ref))
+        if prune:  # nothing below a container that starts after the target can start before it
+            children = [c for c in children if _before(raw_starts.get(id(c[0])), target)]
+        # In document order, so a shared (aliased) container is named where its anchor stands.
+        stack.extend((child, child_ref, below) for child, child_ref in reversed(children))
+    return _spelled(best)
+
+
+def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
+    return mark is None or (mark.line, mark.column) <= target
+
+
+_UNPLACED = ("cannot tell",)  # _descended cannot tell: the whole search decides
+
+
+def _descended(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq], raw_starts: dict[int, Mark]) -> Any:
+    """`path_to`'s answer (unspelled) for a table of parser marks read without aliases (`ordered`),
+    going down one branch instead of searching the tree.
+
+    Such a document's parse events come in the order of the text, and their marks never go back: an
+    entry's key, its value and everything below it are marked at or after the key, and at or before
+    the next entry's key. So of one container's entries that start at or before the target, only the
+    one that starts last (here `chosen`) and the one before it (`previous`) can hold the deepest
+    latest mark: any earlier one ends where the next begins, before `chosen`. `previous` ends at or
+    before `chosen`'s key, and the two meet only where an empty value stands at the next key (an
+    explicit `? key` without a value): when they do, `_UNPLACED`, as for an entry without marks, two
+    entries marked alike, or a duplicate key's order (the dict keeps its first place with the marks
+    of its last: each container on the way is read whole, never by its order). When they do not
+    meet, a value's mark names the entry its key names and nothing starts between the two, so keys
+    are enough."""
+    # Each step down is deeper and starts no earlier than the last, so the answer is the last step.
+    ref: Any = None
+    while True:
+        chosen, previous = _last_two(value, target, raw_maps, raw_seqs)
+        if chosen is _UNPLACED or previous is _UNPLACED:
+            return _UNPLACED
+        if chosen is None:
+            return ref
+        start, key, child, in_list, _ = chosen
+        if previous is not None:
+            reach = _last_mark(previous, raw_maps, raw_seqs)
+            if reach is None or reach >= start:
+                return _UNPLACED
+        ref = (ref, key, child if in_list else None, in_list)
+        if not isinstance(child, (dict, list)) or not _before(raw_starts.get(id(child)), target):
+            return ref
+        value = child
+
+
+# (start, key or index, child, in a list, value mark or None): one entry of a container, as read.
+_Entry = tuple[tuple[int, int], Any, Any, bool, Any]
+
+
+def _last_two(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[Any, Any]:
+    """Of the entries of `value` that start at or before `target`: the one that starts last and the
+    one before it, as `_Entry`s (None where there is none), or `_UNPLACED` when the marks cannot tell.
+    (One loop per kind of container, and a tuple only for the two kept: this runs for every finding.)"""
+    last_start = before_start = None
+    last = before = None
+    if isinstance(value, dict):
+        marks = raw_maps.get(id(value), {})
+        for key in value:
+            entry = marks.get(key)
+            if entry is None:
+                return _UNPLACED, None
+            mark = entry[0]
+            start = (mark.line, mark.column)
+            if start > target:
+                continue
+            if last_start is None or start > last_start:
+                before_start, before, last_start, last = last_start, last, start, key
+            elif start in (last_start, before_start):
+                return _UNPLACED, None
+            elif before_start is None or start > before_start:
+                before_start, before = start, key
+        return (
+            None if last is None else (last_start, last, value[last], False, marks[last][1]),
+            None if before is None else (before_start, before, value[before], False, marks[before][1]),
+        )
+    if isinstance(value, list):
+        items = raw_seqs.get(id(value), [])
+        if len(items) < len(value):
+            return _UNPLACED, None
+        for n in range(len(value)):
+            mark = items[n][0]
+            start = (mark.line, mark.column)
+            if start > target:
+                continue
+            if last_start is None or start > last_start:
+                before_start, before, last_start, last = last_start, last, start, n
+            elif start in (last_start, before_start):
+                return _UNPLACED, None
+            elif before_start is None or start > before_start:
+                before_start, before = start, n
+        return (
+            None if last is None else (last_start, last, value[last], True, None),
+            None if before is None else (before_start, before, value[before], True, None),
+        )
+    return None, None
+
+
+def _last_mark(entry: _Entry, raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[int, int] | None:
+    """The latest mark at or below `entry` (its key, its value, and down the entries that start last),
+    or None when the marks cannot tell."""
+    reach = entry[0]
+    value_mark, child = entry[4], entry[2]
+    while True:
+        if value_mark is not None:
+            reach = max(reach, (value_mark.line, value_mark.column))
+        if isinstance(child, dict):
+            marks = raw_maps.get(id(child), {})
+            last_start = last = None
+            for key in child:
+                inner = marks.get(key)
+                if inner is None:
+                    return None
+                start = (inner[0].line, inner[0].column)
+                if last_start is None or start > last_start:
+                    last_start, last = start, key
+                elif start == last_start:
+                    return None
+            if last_start is None:
+                return reach
+            reach, value_mark, child = max(reach, last_start), marks[last][1], child[last]
+        elif isinstance(child, list):
+            items = raw_seqs.get(id(child), [])
+            if len(items) < len(child):
+                return None
+            if not child:
+                return reach
+            starts = [(item[0].line, item[0].column) for item in items[: len(child)]]
+            latest = max(starts)
+            if starts.count(latest) > 1:
+                return None
+            n = starts.index(latest)
+            reach, value_mark, child = max(reach, latest), None, child[n]
+        else:
+            return reach
+
+
+def _spelled(ref: tuple[Any, ...] | None) -> str:
+    """`spec.containers[web].image` from the chain of (parent, key or index, item, in a list) that
+    `path_to` kept."""
+    parts: list[tuple[Any, Any, bool]] = []
+    while ref is not None:
+        ref, key, item, in_list = ref
+        parts.append((key, item, in_list))
+    path = ""
+    for key, item, in_list in reversed(parts):
+        if in_list:
+            path = f"{path}[{item_label(item, key)}]"
+        else:
+            path = f"{path}.{key}" if path else str(key)
+    return path
+
+
+def item_label(item: Any, index: int) -> str:
+    """A list item's name in a path: its `name` (containers, ports, env), else its index."""
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) and name else str(index)
