@@ -7,9 +7,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from meshlint import checking  # first: it keeps the cycle collector off while click loads
+
+# isort: split
 import click
 
-from meshlint import checking
 from meshlint.console import UsageProblem, fail, guarded, stdout_open, use_color, write_out
 from meshlint.options import CHECK_OPTIONS, CHOICE, COUNT, FILE, FLAG, PATH, Option, report_flags
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
-from meshlint.engine import cache, execution, firstpass
+from meshlint.engine import cache, cachefiles, cachekeys, execution, firstpass
 
 
 @pytest.fixture(autouse=True)
@@ -270,7 +270,7 @@ def test_a_pre_commit_run_keeps_the_reading_of_its_big_mesh_context(tmp_path, mo
     monkeypatch.setattr(cache, "CACHE_FROM", 256 * 1024)  # a named file this small keeps no results
     reading = ReadingContextFiles(monkeypatch)
     worker = context_tree(tmp_path, "enabled")
-    assert (tmp_path / "platform.yaml").stat().st_size >= cache.CONTEXT_FROM
+    assert (tmp_path / "platform.yaml").stat().st_size >= cachekeys.CONTEXT_FROM
     cold = check(worker, tmp_path / "cache")
     assert reading.read == ["platform.yaml"] and '"ML101"' in cold[1]
     assert len(list((tmp_path / "cache").glob("contextfiles-*.json"))) == 1
@@ -359,7 +359,7 @@ def sealed(kept: Path, body: bytes) -> None:
     """Replace what `kept` holds with `body`, headed and sealed as the cache itself writes it."""
     header = kept.read_bytes().split(b"\n")[0]
     key = header.split(b" ")[1]
-    kept.write_bytes(header + b"\n" + cache._seal(key, body) + b" " + body)
+    kept.write_bytes(header + b"\n" + cachefiles.seal(key, body) + b" " + body)
 
 
 def test_a_kept_first_pass_of_another_shape_is_none(tmp_path, monkeypatch):
@@ -425,17 +425,17 @@ def test_the_code_key_covers_every_module_below_the_package_and_their_edits(tmp_
     for name in ("a.py", "sub/b.json", "sub/deeper/c.py", "sub/_r.cpython-311-x86_64-linux-gnu.so", "__pycache__/d.py", "notes.txt", "sub/e.pyc"):
         (tmp_path / name).write_text("x = 1\n")
     found: list[str] = []
-    cache._modules_below(str(tmp_path), found)
+    cachekeys.modules_below(str(tmp_path), found)
     expected = ("a.py", "sub/_r.cpython-311-x86_64-linux-gnu.so", "sub/b.json", "sub/deeper/c.py")
     assert sorted(p.split("\0")[0] for p in found) == [str(tmp_path / n) for n in expected]
     deeper = tmp_path / "sub" / "deeper" / "c.py"
     os.utime(deeper, ns=(1, 1))
     before: list[str] = []
-    cache._modules_below(str(tmp_path), before)
+    cachekeys.modules_below(str(tmp_path), before)
     deeper.write_text("x = 22\n")
     os.utime(deeper, ns=(1, 1))  # same time, other size
     after: list[str] = []
-    cache._modules_below(str(tmp_path), after)
+    cachekeys.modules_below(str(tmp_path), after)
     assert sorted(before) != sorted(after)
     assert [e for e in sorted(before) if "c.py" not in e] == [e for e in sorted(after) if "c.py" not in e]
 
@@ -444,5 +444,5 @@ def test_the_code_key_is_the_same_for_the_same_rules_and_another_for_others():
     from meshlint.registry import load_rules
 
     rules = load_rules()
-    assert cache.code_fingerprint(rules) == cache.code_fingerprint(list(rules))
-    assert cache.code_fingerprint(rules[:-1]) != cache.code_fingerprint(rules)
+    assert cachekeys.code_fingerprint(rules) == cachekeys.code_fingerprint(list(rules))
+    assert cachekeys.code_fingerprint(rules[:-1]) != cachekeys.code_fingerprint(rules)

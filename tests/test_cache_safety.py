@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from meshlint.cli import main
-from meshlint.engine import cache, keptresult
+from meshlint.engine import cache, cachefiles, keptresult
 from meshlint.engine.results import FileResult, SkippedInput, Summary
 from meshlint.findings import Finding, Position, ResourceId, Severity
 from meshlint.fix.edits import Edit, Fix
@@ -90,7 +90,7 @@ def test_a_planted_pickle_is_a_miss_and_runs_nothing(tmp_path, monkeypatch):
 
 
 def seal(key: bytes, body: bytes) -> bytes:
-    return cache._seal(key, body)
+    return cachefiles.seal(key, body)
 
 
 def entries(results: Path) -> tuple[bytes, dict[bytes, bytes]]:
@@ -185,7 +185,7 @@ def refused(folder: Path, tmp_path: Path) -> None:
     root = tree(tmp_path)
     code, out, _ = run(root, None)
     before = sorted(os.listdir(folder))
-    assert run(root, folder) == (code, out, f"meshlint: {cache.refusal(str(folder))}\n")
+    assert run(root, folder) == (code, out, f"meshlint: {cachefiles.refusal(str(folder))}\n")
     assert sorted(os.listdir(folder)) == before
 
 
@@ -194,7 +194,7 @@ def test_a_folder_others_may_write_is_refused_with_a_line(tmp_path, monkeypatch)
     folder = tmp_path / "shared"
     folder.mkdir()
     folder.chmod(0o777)
-    assert cache.refusal(str(folder)) == f"{folder}: cache folder is writable by other users (mode 0777); running without the cache"
+    assert cachefiles.refusal(str(folder)) == f"{folder}: cache folder is writable by other users (mode 0777); running without the cache"
     refused(folder, tmp_path)
 
 
@@ -204,7 +204,7 @@ def test_a_folder_of_another_user_is_refused_with_a_line(tmp_path, monkeypatch):
     folder = tmp_path / "theirs"
     folder.mkdir(mode=0o700)
     os.chown(folder, 65534, 65534)
-    assert cache.refusal(str(folder)) == f"{folder}: cache folder belongs to another user (uid 65534); running without the cache"
+    assert cachefiles.refusal(str(folder)) == f"{folder}: cache folder belongs to another user (uid 65534); running without the cache"
     refused(folder, tmp_path)
 
 
@@ -213,7 +213,7 @@ def test_a_kept_file_of_another_user_is_refused_with_a_line(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     _, results, _ = warm_cache(tmp_path)
     os.chown(results, 65534, 65534)
-    assert cache.refusal(str(results.parent)) == f"{results.parent}: cache folder holds {results.name}, which belongs to another user; running without the cache"
+    assert cachefiles.refusal(str(results.parent)) == f"{results.parent}: cache folder holds {results.name}, which belongs to another user; running without the cache"
     reads = []
     original = keptresult.decode
     monkeypatch.setattr(keptresult, "decode", lambda body: reads.append(body) or original(body))
@@ -238,7 +238,7 @@ def test_the_default_folder_is_the_platform_cache_directory(tmp_path, monkeypatc
     result = CliRunner().invoke(main, ["check", str(tree(tmp_path)), "--format", "json"])
     assert result.exit_code == 1 and result.stderr == ""
     folder = tmp_path / "xdg" / "meshlint"
-    assert cache.default_directory() == str(folder)
+    assert cachefiles.default_directory() == str(folder)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert sorted(p.name.split("-")[0] for p in folder.iterdir()) == ["context", "results"]
 

@@ -27,18 +27,16 @@ directory (platformdirs) unless `--cache-dir` names another; `--no-cache` turns 
 from __future__ import annotations
 
 import os
-import stat
-import sys
 from typing import TYPE_CHECKING, Any
 
-from meshlint import __version__
+from meshlint.engine.cachefiles import MAX_ENTRIES, file_header, quiet, read_bucket, read_kept, seal, write_whole
+from meshlint.engine.cachekeys import content_digest, hasher, stable
 from meshlint.engine.results import FileResult
 from meshlint.source import inputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from meshlint.engine.governance import Governing
     from meshlint.engine.plan import Plan
     from meshlint.mesh.options import MeshOptions
 
@@ -48,10 +46,6 @@ if TYPE_CHECKING:
 # A run over less than this checks its files faster than it could read and write their cached results:
 # such runs neither read nor write the cache.
 CACHE_FROM = 256 * 1024
-KEEP_RUN_KEYS = 8  # buckets kept: a few configurations or context states of one machine's trees
-MAX_ENTRIES = 200_000  # files per bucket, beyond which the oldest entries are dropped
-FORMAT = 3  # of the files written: a file of another format is a miss
-_KINDS = ("results-", "context-", "contextfiles-")  # the files a cache folder holds (and their temporaries, dotted)
 
 
 def worth_caching(files: list[str], stdin: bytes | None) -> bool:
@@ -66,154 +60,6 @@ def worth_caching(files: list[str], stdin: bytes | None) -> bool:
     return total >= CACHE_FROM
 
 
-def default_directory() -> str:
-    """The user's cache directory for meshlint, as the platform has it (on Linux `$XDG_CACHE_HOME/meshlint`,
-    else `~/.cache/meshlint`). platformdirs is imported only by a run that uses the cache."""
-    from platformdirs import user_cache_dir
-
-    return user_cache_dir("meshlint", appauthor=False)
-
-
-def refusal(directory: str) -> str | None:
-    """Why `directory` must not hold this user's cache, in one line, or None. Whoever can write the
-    folder decides what the next run reads back, so one that another user owns or may write is not
-    used. A folder not there yet is made 0700 when first written."""
-    try:
-        info = os.stat(directory)
-    except OSError:
-        return None  # not there yet, or no folder at all: writing fails, which costs only speed
-    if not stat.S_ISDIR(info.st_mode):
-        return None
-    if info.st_uid != os.geteuid():
-        return f"{directory}: cache folder belongs to another user (uid {info.st_uid}); running without the cache"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{directory}: cache folder is writable by other users (mode {stat.S_IMODE(info.st_mode):04o}); running without the cache"
-    try:
-        with os.scandir(directory) as found:
-            theirs = sorted(e.name for e in found if e.name.lstrip(".").startswith(_KINDS) and e.stat(follow_symlinks=False).st_uid != info.st_uid)
-    except OSError:
-        return None
-    if theirs:
-        return f"{directory}: cache folder holds {theirs[0]}, which belongs to another user; running without the cache"
-    return None
-
-
-class Folder:
-    """A run's cache folder, looked up and vetted (`refusal`) once, when first needed: a run that keeps
-    nothing never imports platformdirs for the default. `where` is the folder, or what names it."""
-
-    def __init__(self, where: str | Callable[[], str] | None, notes: list[str]) -> None:
-        self.where = where
-        self.notes = notes
-        self.path: str | None = None
-        self.looked = False
-
-    @property
-    def wanted(self) -> bool:
-        return self.where is not None
-
-    def get(self) -> str | None:
-        """The folder, or None when the run has none or may not use it (said once among the notes)."""
-        if not self.looked and self.where is not None:
-            self.looked = True
-            path = self.where() if callable(self.where) else self.where
-            refused = refusal(path)
-            if refused is None:
-                self.path = path
-            else:
-                self.notes.append(refused)
-        return self.path
-
-
-def hasher() -> Any:
-    """A strong hash without OpenSSL's start-up where CPython has its own BLAKE2 (it always builds it)."""
-    try:
-        from _blake2 import blake2b
-
-        return blake2b(digest_size=32)
-    except ImportError:  # a Python built without it
-        import hashlib
-
-        return hashlib.sha256()
-
-
-def content_digest(data: bytes) -> str:
-    digest = hasher()
-    digest.update(data)
-    return str(digest.hexdigest())
-
-
-def code_fingerprint(rules: list[Any]) -> str:
-    """meshlint's code and the rules' modules, as installed: version, module sizes and times."""
-    digest = hasher()
-    digest.update(f"{__version__}\0{sys.version}\0".encode())
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    modules: list[str] = []
-    _modules_below(package, modules)
-    digest.update("".join(sorted(modules)).encode())
-    for rule in rules:
-        digest.update(f"{rule.code}\0{rule.name}\0{rule.severity}\0{rule.scopes}\0{rule.check.__module__}.{rule.check.__qualname__}\0".encode())
-        module = sys.modules.get(rule.check.__module__)
-        source = getattr(module, "__file__", None)
-        if source and not source.startswith(package):
-            _stat_into(digest, source)  # a plugin's module
-    try:
-        from meshlint.source import libyaml
-
-        digest.update(libyaml.readers())
-    except Exception:  # the reader in use is part of the key; failing to tell is "ruamel"
-        digest.update(b"ruamel")
-    return str(digest.hexdigest())
-
-
-def _modules_below(folder: str, into: list[str]) -> None:
-    """Each module, compiled extension and .json file in `folder` and below, as its path, size and
-    time (the C reader is code too: a rebuilt one is another key). One scandir a
-    folder: a walk that stats each file by name was most of the key's cost, which a pre-commit run
-    with a kept context pays each time."""
-    try:
-        with os.scandir(folder) as entries:
-            found = list(entries)
-    except OSError:
-        return
-    for entry in found:
-        if entry.name.endswith((".py", ".json", ".so", ".pyd")):
-            try:
-                info = entry.stat()
-            except OSError:
-                continue
-            into.append(_stamp(entry.path, info))
-        elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
-            _modules_below(entry.path, into)
-
-
-def _stat_into(digest: Any, path: str) -> None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return
-    digest.update(_stamp(path, info).encode())
-
-
-def _stamp(path: str, info: os.stat_result) -> str:
-    """A module as the code key knows it: where it is, its size and its time."""
-    return f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0"
-
-
-def stable(value: Any) -> str:
-    """A text that is the same for equal config values in any process (dict order aside)."""
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{stable(k)}:{stable(v)}" for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(stable(v) for v in value) + "]"
-    if isinstance(value, (set, frozenset)):
-        return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
-    if getattr(type(value), "__repr__", None) is object.__repr__ and hasattr(value, "__dict__"):
-        # A record (Config and what it holds): its repr would carry its address, different in every process.
-        return type(value).__name__ + stable(vars(value))
-    return repr(value)
-
-
 class ResultCache:
     """The results of one run key: read once before the files are checked, written once after.
 
@@ -226,7 +72,7 @@ class ResultCache:
         self.directory = directory
         self.run_key = run_key
         self.path = os.path.join(directory, f"results-{run_key[:40]}.lines")
-        self.entries: dict[bytes, bytes] = _read_bucket(self.path, run_key)  # file key -> "DIGEST JSON"
+        self.entries: dict[bytes, bytes] = read_bucket(self.path, run_key)  # file key -> "DIGEST JSON"
         self.fresh: dict[str, FileResult] = {}
         self.spoilt: set[bytes] = set()  # lines that did not verify: dropped when the bucket is written
         self.hits = 0
@@ -257,7 +103,7 @@ class ResultCache:
         self.fresh[key] = result
 
     def _digest(self, name: bytes, body: bytes) -> bytes:
-        return _seal(b"%s\0%s" % (self.run_key.encode(), name), body)
+        return seal(b"%s\0%s" % (self.run_key.encode(), name), body)
 
     def save(self) -> None:
         """Write the bucket whole (entries read and kept, then this run's), and prune old buckets.
@@ -274,118 +120,11 @@ class ResultCache:
                 name = key.encode()
                 merged[name] = self._digest(name, body) + b" " + body
         lines = list(merged.items())[-MAX_ENTRIES:]
-        _write(self.path, b"".join([_header(self.run_key), *(b"%s %s\n" % line for line in lines)]))
+        write_whole(self.path, b"".join([file_header(self.run_key), *(b"%s %s\n" % line for line in lines)]))
 
     def _touch(self) -> None:
-        with _quiet():
+        with quiet():
             os.utime(self.path)
-
-
-def _header(key: str, kind: str = "results") -> bytes:
-    """The first line of a cache file: its format and the whole key it was written under."""
-    return b"meshlint-%s-%d %s\n" % (kind.encode(), FORMAT, key.encode())
-
-
-def _seal(key: bytes, body: bytes) -> bytes:
-    """The digest that vouches for `body` as written under `key` (a flipped bit or a copy from another
-    key does not match it)."""
-    digest = hasher()
-    digest.update(key + b"\0")
-    digest.update(body)
-    return str(digest.hexdigest()).encode()
-
-
-def _read_bucket(path: str, run_key: str) -> dict[bytes, bytes]:
-    """A bucket's lines by file key, unverified (`ResultCache.get` checks each when asked); nothing for
-    a missing bucket or one of another run key or format."""
-    data = _read(path)
-    header = _header(run_key)
-    if data is None or not data.startswith(header):
-        return {}
-    entries = {}
-    for line in data[len(header) :].split(b"\n"):
-        name, _, rest = line.partition(b" ")
-        if rest:
-            entries[name] = rest
-    return entries
-
-
-def _read(path: str) -> bytes | None:
-    """The bytes of a cache file this user owns; None for a missing, unreadable or foreign one."""
-    try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_uid != os.geteuid():
-                return None  # another user's file in this user's folder: never taken
-            return handle.read()
-    except OSError:
-        return None
-
-
-def _write(path: str, data: bytes) -> None:
-    """Write `data` whole beside `path` and swap it in, then prune that kind's oldest files. A folder
-    that cannot be written costs the next run its speed only."""
-    import tempfile
-
-    directory, name = os.path.split(path)
-    kind, suffix = name.split("-", 1)[0], os.path.splitext(name)[1]
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            with _quiet():
-                os.unlink(temporary)
-            raise
-    except OSError:
-        return
-    try:
-        kept = [os.path.join(directory, n) for n in os.listdir(directory) if n.startswith(f"{kind}-") and n.endswith(suffix)]
-        kept.sort(key=os.path.getmtime, reverse=True)
-    except OSError:
-        return
-    for old in kept[KEEP_RUN_KEYS:]:
-        with _quiet():
-            os.unlink(old)
-
-
-class _quiet:
-    """Ignore an OSError (a file another run removed first)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
-        return kind is not None and issubclass(kind, OSError)
-
-
-class Facts:
-    """The first pass's facts as a hash, or nothing at all in a run without a cache. `known` is a
-    digest taken back (a kept first pass, or the mesh.context files' part of one): it is the digest
-    until more is read, and then the seed of the rest."""
-
-    def __init__(self, kept: bool, known: str = "") -> None:
-        self.digest: Any = None
-        self.known = known  # the digest a kept first pass had (FirstPass): this run's, unless more is read
-        if kept:
-            self.digest = hasher()
-
-    @property
-    def wanted(self) -> bool:
-        """Whether facts are hashed at all: a run without a cache need not even make them."""
-        return self.digest is not None
-
-    def update(self, data: bytes) -> None:
-        if self.digest is not None:
-            if self.known:
-                self.digest.update(self.known.encode())
-                self.known = ""
-            self.digest.update(data)
-
-    def hexdigest(self) -> str:
-        return self.known or (str(self.digest.hexdigest()) if self.digest is not None else "")
 
 
 def open_cache(directory: str, plan: Plan, code: str, facts: str) -> ResultCache:
@@ -497,12 +236,12 @@ class FirstPass:
     def load(self, options: MeshOptions) -> dict[str, Any] | None:
         """The kept first pass with the run's `options`; None when there is none, or its digest or
         shape is off (engine/keptcontext.py)."""
-        data = _read(self.path)
-        header = _header(self.key, self.kind)
+        data = read_kept(self.path)
+        header = file_header(self.key, self.kind)
         if data is None or not data.startswith(header):
             return None
         digest, _, body = data[len(header) :].partition(b" ")
-        if digest != _seal(self.key.encode(), body):
+        if digest != seal(self.key.encode(), body):
             return None
         from meshlint.engine.keptcontext import decode  # its shapes bring the readers of every kind of context
 
@@ -513,56 +252,4 @@ class FirstPass:
 
         body = encode(kept)
         if body is not None:  # a context holding what JSON cannot give back exactly is read again next time
-            _write(self.path, b"%s%s %s" % (_header(self.key, self.kind), _seal(self.key.encode(), body), body))
-
-
-def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...], files: list[str], fragments: frozenset[str], digests: dict[str, str]) -> str:
-    """Everything the first pass of a run over folders depends on: meshlint's code (`code`), every
-    config, the mesh.context files' bytes and every input's. The inputs' digests go into `digests`,
-    so that the second pass keys its files without reading them again."""
-    digest = hasher()
-    digest.update(code.encode())
-    for governed in governing.all():
-        digest.update(stable(governed.config).encode())
-    digest.update(stable((mesh_config, sorted(fragments), os.getcwd())).encode())
-    context_files = [*mesh_config, *(path for governed in governing.all() for path in governed.config.mesh_context)]
-    for inputs_now, paths in ((False, context_files), (True, files)):
-        for path in paths:
-            try:
-                content = content_digest(inputs.read(path))
-            except OSError:
-                content = "unreadable"  # reported (or refused) by the run itself, never kept as read
-            else:
-                if inputs_now:
-                    digests[path] = content
-            chart = inputs.helm_chart_of(path) if inputs_now else None  # a Chart.yaml beside its folder makes it a template
-            digest.update(f"{inputs_now}\0{path}\0{content}\0{chart}\0".encode())
-    return str(digest.hexdigest())
-
-
-# mesh.context files smaller than this are read faster than their kept reading is.
-CONTEXT_FROM = 16 * 1024
-
-
-def context_files_key(code: Callable[[], str], governing: Governing, mesh_config: tuple[str, ...], taken: set[str]) -> str | None:
-    """The key of what a run's mesh.context files give before any input is read (kept by a
-    `FirstPass` of kind "contextfiles"); None when they are too small to be worth keeping, or one
-    cannot be read (the run says why). `code` gives `code_fingerprint`, asked only when needed."""
-    parts = []
-    size = 0
-    for path in [*mesh_config, *(path for governed in governing.all() for path in governed.config.mesh_context)]:
-        try:
-            data = inputs.read(path)
-        except OSError:
-            return None
-        size += len(data)
-        parts.append(f"{path}\0{inputs.real(path) in taken}\0{content_digest(data)}\0")
-    if size < CONTEXT_FROM:
-        return None
-    digest = hasher()
-    digest.update(code().encode())
-    for governed in governing.all():
-        digest.update(stable(governed.config).encode())
-    digest.update(stable((mesh_config, os.getcwd())).encode())
-    digest.update("".join(parts).encode())
-    return str(digest.hexdigest())
+            write_whole(self.path, b"%s%s %s" % (file_header(self.key, self.kind), seal(self.key.encode(), body), body))

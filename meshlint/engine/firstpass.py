@@ -12,7 +12,8 @@ from typing import Any
 
 from meshlint.config import Config, ConfigError
 from meshlint.engine import parallel, reach
-from meshlint.engine.cache import Facts, FirstPass, content_digest
+from meshlint.engine.cache import FirstPass
+from meshlint.engine.cachekeys import Facts, content_digest
 from meshlint.engine.filecheck import internal_error
 from meshlint.engine.governance import Governing
 from meshlint.engine.plan import Progress

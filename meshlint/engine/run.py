@@ -13,16 +13,9 @@ from typing import Any
 
 from meshlint.config import Config, ConfigSet
 from meshlint.engine import reach
-from meshlint.engine.cache import (
-    FirstPass,
-    Folder,
-    ResultCache,
-    code_fingerprint,
-    context_files_key,
-    first_pass_key,
-    open_cache,
-    worth_caching,
-)
+from meshlint.engine.cache import FirstPass, ResultCache, open_cache, worth_caching
+from meshlint.engine.cachefiles import Folder
+from meshlint.engine.cachekeys import code_fingerprint, context_files_key, first_pass_key
 from meshlint.engine.execution import second_pass
 from meshlint.engine.firstpass import ContextPass, whole
 from meshlint.engine.governance import Governance, Governing, bind
