@@ -11,8 +11,8 @@ inside another counts for the inner one only.
 
 The phases, and what is wrapped to time them:
 - start-up: the interpreter and meshlint's imports: a whole-process check of one empty file;
-- collect: finding the input files (`inputs.collect`);
-- first pass: reading what the mesh context needs (`_Context.read`, all of it);
+- collect: finding the input files (`walk.collect`);
+- first pass: reading what the mesh context needs (`ContextPass.read`, all of it);
 - read: the second pass's reading, decoding and composing (`load_file`, and each step of a file's
   documents);
 - model: resources from documents (`resources_of`);
@@ -121,11 +121,11 @@ def timed_steps(phase: str, func: Callable[..., Iterator[Any]]) -> Callable[...,
 def install() -> None:
     """Wrap the engine's phases (see the module's docstring)."""
     from meshlint import checking, memo
-    from meshlint.engine import filecheck, run
-    from meshlint.source import inputs, loader
+    from meshlint.engine import filecheck, firstpass
+    from meshlint.source import loader, walk
 
-    inputs.collect = timed("collect", inputs.collect, whole=True)
-    run._Context.read = timed("first pass", run._Context.read, whole=True)
+    walk.collect = timed("collect", walk.collect, whole=True)
+    firstpass.ContextPass.read = timed("first pass", firstpass.ContextPass.read, whole=True)
     filecheck.load_file = timed("read", loader.load_file)
     loader.LoadedFile.each_document = timed_steps("read", loader.LoadedFile.each_document)
     filecheck.resources_of = timed("model", filecheck.resources_of)

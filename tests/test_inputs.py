@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshlint.source import inputs
-from meshlint.source.inputs import collect, helm_chart_of
+from meshlint.source.inputs import helm_chart_of
 from meshlint.source.kustomize import patch_fragments
+from meshlint.source.walk import collect
 
 
 def tree(root, files):

@@ -12,7 +12,8 @@ from meshlint.findings import Severity
 from meshlint.mesh.context import MeshContext
 from meshlint.mesh.options import MeshOptions, Versions, parse_linkerd_version, parse_version
 from meshlint.rule import Rule, RuleContext
-from meshlint.source.inputs import STDIN, Excluder
+from meshlint.source.inputs import STDIN
+from meshlint.source.walk import Excluder
 
 
 class Governance:

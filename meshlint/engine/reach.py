@@ -22,7 +22,7 @@ from meshlint.mesh.scope import Place
 from meshlint.mesh.sources import is_mesh_config, mesh_source
 from meshlint.model.kinds import LINKERD_HELM_VALUES
 from meshlint.model.resource import Resource
-from meshlint.source import inputs
+from meshlint.source import inputs, walk
 
 # A pod template's containers: a file without the word holds no workload a mesh-wide source could change.
 _WORKLOAD_HINT = b"containers"
@@ -54,7 +54,7 @@ def tree_of(path: str, governing: Governing) -> str:
     if config is not None:
         top = os.path.dirname(os.path.abspath(config))
         return top if _inside(folder, top) else folder
-    return inputs.repository_top(folder)
+    return walk.repository_top(folder)
 
 
 def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> tuple[list[str], bool]:
@@ -78,7 +78,7 @@ def neighbours(named: Iterable[str], governing: Governing, taken: set[str]) -> t
         except OSError:
             continue
         for entry in entries:
-            kind = inputs.kind_of(entry)  # a loop, a FIFO: passed over, and the run goes on
+            kind = walk.kind_of(entry)  # a loop, a FIFO: passed over, and the run goes on
             if not unseen and not entry.name.startswith(".") and kind is inputs.DIRECTORY and entry.path not in folders:
                 unseen = not governing.excluded(_shown(entry.path))
             if not entry.name.endswith(inputs.YAML_SUFFIXES) or entry.name.startswith(".") or kind is not inputs.FILE:
@@ -128,7 +128,7 @@ def trees(sources: Iterable[str], governing: Governing) -> dict[str, list[str]]:
 def tree_files(tree: str, governing: Governing) -> list[str]:
     """A tree's files as a walk of it finds them (its `.gitignore` and its config's `exclude` apply)."""
     config = governing.configs.for_file(os.path.join(tree, "_"))  # the config of the tree's own folder
-    return [p for p in inputs.collect([_shown(tree)], config.exclude, config.base).files if not governing.excluded(p)]
+    return [p for p in walk.collect([_shown(tree)], config.exclude, config.base).files if not governing.excluded(p)]
 
 
 def governed_files(sources: list[str], files: list[str], mesh: MeshContext, taken: set[str]) -> dict[str, list[str]]:

@@ -25,7 +25,7 @@ from meshlint.engine.runwide import check_context_file, check_run, combined, ord
 from meshlint.fingerprint import repository_root
 from meshlint.mesh.scope import Conflict, MeshRun, conflict_key, met
 from meshlint.rule import Rule
-from meshlint.source import inputs
+from meshlint.source import inputs, walk
 from meshlint.source.kustomize import kustomizations, patch_fragments
 from meshlint.source.units import Units, find_units
 
@@ -71,7 +71,7 @@ class _Given:
     named files, and what was passed over or noted on the way."""
 
     def __init__(
-        self, collected: inputs.Inputs, files: list[str], notes: list[str], passed_over: list[SkippedInput], stdin: bytes | None,
+        self, collected: walk.Inputs, files: list[str], notes: list[str], passed_over: list[SkippedInput], stdin: bytes | None,
         taken: set[str], named: list[str],
     ) -> None:
         self.collected = collected
@@ -85,7 +85,7 @@ class _Given:
 
 def _gather(paths: list[str], governing: Governing) -> _Given:
     top = governing.top.config
-    collected = inputs.collect(paths, top.exclude, top.base)
+    collected = walk.collect(paths, top.exclude, top.base)
     files = [f for f in collected.files if not governing.excluded(f)]
     # Walked files that are no files (a loop, a FIFO, a device): passed over whole, like any unreadable input.
     passed_over = [SkippedInput(inputs.display_name(path), why) for path, why in collected.passed_over]
