@@ -13,7 +13,8 @@ from meshlint.console import EXIT_CLEAN, EXIT_FINDINGS, UsageProblem, echo, echo
 from meshlint.reportfiles import pair_reports, skipped_on_stdout, writable, write_reports
 
 if TYPE_CHECKING:
-    from meshlint.config import Config, ConfigSet
+    from meshlint.config import Config
+    from meshlint.configset import ConfigSet
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
 # tables); letting the cycle collector sweep them over and over while they are made slows every
@@ -127,7 +128,8 @@ def _validated(o: CheckOptions) -> int | None:
 def _configs(o: CheckOptions, size_limit: int | None) -> tuple[Config, ConfigSet]:
     """The top config with the command line's word over it, and the set of every config of the run,
     each nested one overridden the same way."""
-    from meshlint.config import ConfigSet, find_config, load_config, parse_fail_on
+    from meshlint.config import find_config, load_config, parse_fail_on
+    from meshlint.configset import ConfigSet
 
     def overridden(config: Config) -> None:
         """The command line's word over every config's, nested ones too."""

@@ -7,7 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from meshlint.config import Config, ConfigSet, load_config
+from meshlint.config import Config, load_config
+from meshlint.configset import ConfigSet
 from meshlint.engine.run import run
 from meshlint.registry import load_rules
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import CONFIG_COMMENT, ROOT, RULES, TESTDATA, config_from
-from meshlint.config import ConfigSet
+from meshlint.configset import ConfigSet
 from meshlint.engine.run import run
 from meshlint.fix import verify
 from meshlint.fix.edits import Edit, Text, insertion

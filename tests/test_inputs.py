@@ -230,7 +230,8 @@ def test_a_run_asks_the_system_for_its_working_directory_as_often_whatever_its_s
 def test_each_file_is_governed_by_its_nearest_config_however_its_path_is_spelled(tmp_path, monkeypatch):
     """`ConfigSet.for_file` keeps its answer by the path up to the file's name as written: spellings
     of one folder agree, and a run from another working directory asks again."""
-    from meshlint.config import Config, ConfigSet
+    from meshlint.config import Config
+    from meshlint.configset import ConfigSet
 
     for folder in ("one/sub", "two/sub", "one/plain"):
         (tmp_path / folder).mkdir(parents=True)

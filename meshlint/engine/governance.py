@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 
-from meshlint.config import Config, ConfigSet
+from meshlint.config import Config
+from meshlint.configset import ConfigSet
 from meshlint.engine.selection import active_rules, rule_options, severity_for
 from meshlint.findings import Severity
 from meshlint.mesh.context import MeshContext

@@ -11,7 +11,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from meshlint.config import Config, ConfigSet
+from meshlint.config import Config
+from meshlint.configset import ConfigSet
 from meshlint.engine import reach
 from meshlint.engine.cache import FirstPass, ResultCache, open_cache, worth_caching
 from meshlint.engine.cachefiles import Folder
