@@ -342,14 +342,14 @@ def test_the_text_report_names_the_overlays_that_deploy_a_rendered_finding(tmp_p
 
 
 def test_a_build_whose_findings_cannot_be_placed_is_named_and_its_files_checked_as_written(tmp_path, monkeypatch):
-    from meshlint.engine import rendering
+    from meshlint.engine import relocation
 
     def broken(self, finding):
         raise ValueError("no such node")
 
     write_tree(tmp_path, overlays({"hold.yaml": HOLD_PATCH}, prod_extra="patches:\n  - path: hold.yaml\n"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(rendering._Relocation, "finding", broken)
+    monkeypatch.setattr(relocation.Relocation, "finding", broken)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "ML101", "--format", "json"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     [found] = json.loads(result.stdout)["findings"]
@@ -370,7 +370,7 @@ def test_json_summarises_the_rendering(tmp_path, monkeypatch):
 
 
 def test_a_place_is_read_back_as_keys_that_may_hold_dots(tmp_path):
-    from meshlint.engine.rendering import _steps
+    from meshlint.engine.relocation import _steps
     from meshlint.findings import Position
     from meshlint.source.loader import load_file
 
