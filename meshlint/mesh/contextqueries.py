@@ -216,6 +216,12 @@ class ContextQueries:
         several policies for one scope, the nearest to `place` decides (policies that disagree decide
         nothing). Selector policies in the root namespace are ignored, as Istio ignores them."""
         root = root if root is not None else self.options.root_namespace
+        slots = self._policy_slots(namespace, labels, place, root)
+        chosen, conflicts = self._chosen_policies(slots, namespace, place, root)
+        return _mode_of(chosen, port), conflicts
+
+    def _policy_slots(self, namespace: str, labels: dict[str, str], place: Place | None, root: str) -> dict[tuple[Any, ...], list[PeerAuthentication]]:
+        """The policies that could apply here, by scope: the mesh's, the namespace's, each selector's."""
         slots: dict[tuple[Any, ...], list[PeerAuthentication]] = {}
         units = self.units_of
         for policy in self.peer_authentications:
@@ -231,6 +237,12 @@ class ContextQueries:
                 slots.setdefault(("namespace",), []).append(policy)
             elif policy.namespace == namespace and namespace != root and policy.selector is not None and selects_labels(policy.selector, labels):
                 slots.setdefault(("selector", tuple(sorted(policy.selector.items()))), []).append(policy)
+        return slots
+
+    def _chosen_policies(
+        self, slots: dict[tuple[Any, ...], list[PeerAuthentication]], namespace: str, place: Place | None, root: str,
+    ) -> tuple[dict[str, list[PeerAuthentication]], list[Conflict]]:
+        """Of several policies for one scope, the nearest to `place`; policies that disagree decide nothing."""
         chosen: dict[str, list[PeerAuthentication]] = {"mesh": [], "namespace": [], "selector": []}
         conflicts: list[Conflict] = []
         for slot, policies in sorted(slots.items()):
@@ -240,21 +252,12 @@ class ContextQueries:
             claims = [p.claim for p in policies]
             # Versions of one object (one name) in several files are never applied together (V2.5).
             one = len({p.name for p in policies}) == 1
-            setting, conflict = resolve(policy_field(slot, namespace, root), claims, place, units, same_object=one)
+            setting, conflict = resolve(policy_field(slot, namespace, root), claims, place, self.units_of, same_object=one)
             if conflict is not None:
                 conflicts.append(conflict)
             if setting is not None:
                 chosen[slot[0]].append(next(p for p, c in zip(policies, claims, strict=True) if c.setting is setting))
-        mode: Setting[Any] = Setting("PERMISSIVE", None)
-        for scope in ("mesh", "namespace", "selector"):
-            for policy in chosen[scope]:
-                if policy.mode is not None and policy.mode.value not in (None, "UNSET"):
-                    mode = policy.mode
-                if port is not None and scope == "selector" and port in policy.port_modes:
-                    port_mode = policy.port_modes[port]
-                    if port_mode.value not in (None, "UNSET"):
-                        mode = port_mode
-        return mode, conflicts
+        return chosen, conflicts
 
     def sidecar_scope(self, namespace: str, labels: dict[str, str] | None, place: Place, root: str | None = None) -> SidecarScope:
         """The Sidecar that scopes a proxy of `namespace` with these pod labels at `place` (labels None:
@@ -345,3 +348,17 @@ class ContextQueries:
         if self.revisions or self.tags:
             return None  # the run declares its revisions, and this is not one of them (§12.3.5)
         return name  # nothing in the run declares revisions: take the label at its word
+
+
+def _mode_of(chosen: dict[str, list[PeerAuthentication]], port: int | None) -> Setting[Any]:
+    """Selector over namespace over mesh; UNSET inherits; a selector policy's port-level mode for `port`."""
+    mode: Setting[Any] = Setting("PERMISSIVE", None)
+    for scope in ("mesh", "namespace", "selector"):
+        for policy in chosen[scope]:
+            if policy.mode is not None and policy.mode.value not in (None, "UNSET"):
+                mode = policy.mode
+            if port is not None and scope == "selector" and port in policy.port_modes:
+                port_mode = policy.port_modes[port]
+                if port_mode.value not in (None, "UNSET"):
+                    mode = port_mode
+    return mode
