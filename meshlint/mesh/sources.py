@@ -126,6 +126,22 @@ class MeshSource:
         """What this source says of each mesh-wide field the rules read, as (field, setting). A field it
         does not name is not claimed, except by a complete MeshConfig, which claims the default (value
         None) for every ProxyConfig field it omits."""
+        found = self._mesh_config_claims()
+        if self.complete:
+            found += self._defaults_claimed({key for key, _ in found})
+        found += self._helm_proxy_claims()
+        if NATIVE_ENV in self.env:
+            node = self.env[NATIVE_ENV]
+            found.append((f"env.{NATIVE_ENV}", Setting((node.text or "").strip().lower(), node.pos)))
+        if self.compatibility_version is not None:
+            found.append(("compatibilityVersion", Setting(self.compatibility_version.text, self.compatibility_version.pos)))
+        if self.version is not None:
+            found.append((ISTIO_VERSION, self.version))
+        found += self._helm_value_claims()
+        return [(key, setting._with_revision(self.revision)) for key, setting in found]
+
+    def _mesh_config_claims(self) -> list[tuple[str, Setting[Any]]]:
+        """What its MeshConfig and its proxies' defaultConfig name."""
         found: list[tuple[str, Setting[Any]]] = []
         default_config = self.default_config
         if default_config is not None:
@@ -139,39 +155,39 @@ class MeshSource:
                 node = self.mesh_config.path(*name.split("."))
                 if node.exists:
                     found.append((f"mesh.{name}", Setting.of(node)))
-        if self.complete:
-            anchor = self.mesh_config.pos if self.mesh_config is not None else self.resource.root.pos
-            named = {key for key, _ in found}
-            for name in MESH_FIELDS_READ:
-                if f"mesh.{name}" not in named:
-                    found.append((f"mesh.{name}", Setting(None, anchor, "the default")))
-            for name in PROXY_FIELDS_READ:
-                if f"proxy.{name}" not in named:
-                    found.append((f"proxy.{name}", Setting(None, anchor, "the default")))
-            for key in PROXY_METADATA_READ:
-                if f"proxyMetadata.{key}" not in named:
-                    found.append((f"proxyMetadata.{key}", Setting(None, anchor, "the default")))
+        return found
+
+    def _defaults_claimed(self, named: set[str]) -> list[tuple[str, Setting[Any]]]:
+        """A complete MeshConfig claims the default for every field it does not name."""
+        anchor = self.mesh_config.pos if self.mesh_config is not None else self.resource.root.pos
+        fields = [f"mesh.{n}" for n in MESH_FIELDS_READ] + [f"proxy.{n}" for n in PROXY_FIELDS_READ] + [f"proxyMetadata.{k}" for k in PROXY_METADATA_READ]
+        return [(field, Setting(None, anchor, "the default")) for field in fields if field not in named]
+
+    def _helm_proxy_claims(self) -> list[tuple[str, Setting[Any]]]:
+        """What its Helm global.proxy names."""
+        found: list[tuple[str, Setting[Any]]] = []
         proxy = self.helm_proxy
         if proxy is not None:
             found += [(f"helm.proxy.{key}", Setting.of(node)) for key, node in proxy.items() if key in HELM_PROXY_READ]
             probe_enabled = proxy.path("startupProbe", "enabled")
             if probe_enabled.exists:
                 found.append(("helm.proxy.startupProbe.enabled", Setting.of(probe_enabled)))
-        if NATIVE_ENV in self.env:
-            node = self.env[NATIVE_ENV]
-            found.append((f"env.{NATIVE_ENV}", Setting((node.text or "").strip().lower(), node.pos)))
-        if self.compatibility_version is not None:
-            found.append(("compatibilityVersion", Setting(self.compatibility_version.text, self.compatibility_version.pos)))
-        if self.version is not None:
-            found.append((ISTIO_VERSION, self.version))
+        return found
+
+    def _helm_value_claims(self) -> list[tuple[str, Setting[Any]]]:
+        """What its Helm values name besides global.proxy: the fields the rules read, the image variant."""
+        found: list[tuple[str, Setting[Any]]] = []
+        values = self.helm_values
+        if values is None:
+            return found
         for dotted in HELM_VALUES_READ:
-            value = self.helm_values.path(*dotted.split(".")) if self.helm_values is not None else None
-            if value is not None and value.exists:
+            value = values.path(*dotted.split("."))
+            if value.exists:
                 found.append((f"helm.{dotted}", Setting.of(value)))
-        variant = self.helm_values.path("global", "variant") if self.helm_values is not None else None
-        if variant is not None and variant.exists:
+        variant = values.path("global", "variant")
+        if variant.exists:
             found.append(("helm.variant", Setting(variant.text, variant.pos)))
-        return [(key, setting._with_revision(self.revision)) for key, setting in found]
+        return found
 
     @cached_property
     def default_config_problems(self) -> list[SchemaProblem]:
