@@ -43,6 +43,17 @@ def fits(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = None)
     if "$ref" in schema:
         ref = schema["$ref"]
         return ref.startswith("#/$defs/") and fits(value, root["$defs"][ref[len("#/$defs/"):]], root)
+    if not _scalar_fits(value, schema, root):
+        return False
+    if isinstance(value, list) and "items" in schema:
+        return all(fits(item, schema["items"], root) for item in value)
+    if isinstance(value, dict):
+        return _mapping_fits(value, schema, root)
+    return True
+
+
+def _scalar_fits(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    """The keywords that judge a value whatever its shape: type, enum, anyOf, a string's length and pattern."""
     if "type" in schema:
         wanted = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(t in _TYPES and _TYPES[t](value) for t in wanted):
@@ -51,16 +62,15 @@ def fits(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = None)
         return False
     if "anyOf" in schema and not any(fits(value, option, root) for option in schema["anyOf"]):
         return False
-    if isinstance(value, str) and (len(value) < schema.get("minLength", 0) or ("pattern" in schema and not re.search(schema["pattern"], value))):
-        return False
-    if isinstance(value, list) and "items" in schema:
-        return all(fits(item, schema["items"], root) for item in value)
-    if isinstance(value, dict):
-        properties, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in properties:
-                if not fits(item, properties[key], root):
-                    return False
-            elif extra is False or (isinstance(extra, dict) and not fits(item, extra, root)):
+    return not (isinstance(value, str) and (len(value) < schema.get("minLength", 0) or ("pattern" in schema and not re.search(schema["pattern"], value))))
+
+
+def _mapping_fits(value: dict[Any, Any], schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    properties, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
+    for key, item in value.items():
+        if key in properties:
+            if not fits(item, properties[key], root):
                 return False
+        elif extra is False or (isinstance(extra, dict) and not fits(item, extra, root)):
+            return False
     return True
