@@ -195,7 +195,7 @@ class Node(_Core):
 
     def path_to(self, position: Position) -> str:
         """The dotted path, below this node, of what stands at `position` (meshlint/source/nodepaths.py)."""
-        return path_to(self, position)
+        return path_to(self.value, self.table, position)
 
     # --- places inside a string value --------------------------------------------------------------
 

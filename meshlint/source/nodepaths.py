@@ -3,25 +3,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from meshlint.findings import Position
-from meshlint.source.positions import Mark, RawMap, RawSeq
-
-if TYPE_CHECKING:
-    from meshlint.source.document import Node
+from meshlint.source.positions import Mark, PositionTable, RawMap, RawSeq
 
 
-def path_to(node: Node, position: Position) -> str:
-    """The dotted path, below this node, of what stands at `position`: the deepest key or value
-    that starts there (`spec.template.metadata`), else, for a place inside a string, that string.
+def path_to(value: Any, table: PositionTable, position: Position) -> str:
+    """The dotted path, below `value` (a node's value, placed by `table`), of what stands at
+    `position`: the deepest key or value that starts there (`spec.template.metadata`), else, for a
+    place inside a string, that string.
     List items that have a `name` go by it (`containers[web]`), others by index (`ports[0]`), so
     the path names the same node when lines move or siblings are added. "" for this node itself.
     Each container is visited once, so an aliased one costs what it costs once.
 
     Places are compared as the parser's marks (the file position less a constant shift, so the
     order is the same), and only the winning path is spelled out."""
-    table = node.table
     if position.path != table.path:
         return ""
     shifted = table._place is None
@@ -30,14 +27,14 @@ def path_to(node: Node, position: Position) -> str:
     raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
     prune = shifted and table.ordered
     if prune:
-        found = _descended(node.value, target, raw_maps, raw_seqs, raw_starts)
+        found = _descended(value, target, raw_maps, raw_seqs, raw_starts)
         if found is not _UNPLACED:
             return _spelled(found)
     best_start: tuple[int, int] = (-(1 << 62), 0)
     best_depth = -1
     best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
     seen: set[int] = set()
-    stack: list[tuple[Any, Any, int]] = [(node.value, None, 0)]
+    stack: list[tuple[Any, Any, int]] = [(value, None, 0)]
     while stack:
         value, ref, depth = stack.pop()
         if id(value) in seen:
