@@ -10,7 +10,7 @@ The context keeps small facts, never documents: a tree with thousands of Service
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Position
@@ -111,11 +111,7 @@ class MeshContext(ContextQueries):
         self.env_sources.add(resource)
         kind = resource.kind
         if kind == "Namespace":
-            name = resource.root.path("metadata", "name")
-            position = name.pos if name.exists else resource.root.pos
-            labels = {key: node.detached() for key, node in resource.labels.items()}
-            annotations = {key: node.detached() for key, node in resource.annotations.items()}
-            self.namespaces.setdefault(resource.name, []).append((Namespace(resource.name, labels, annotations, position), where))
+            self.namespaces.setdefault(resource.name, []).append((_namespace(resource), where))
         elif kind == "Service":
             service = service_targets_of(resource)
             self.services.setdefault(service.namespace, []).append(service)
@@ -135,11 +131,7 @@ class MeshContext(ContextQueries):
         elif kind in WEBHOOK_KINDS:
             if kind == "MutatingWebhookConfiguration":
                 self._note_tag(resource)
-            for hook in resource.root.get("webhooks").elements():
-                called = hook.path("clientConfig", "service")
-                service_name, service_namespace = called.get("name").text, called.get("namespace").text
-                if service_name and service_namespace:
-                    self.webhook_services.add((service_namespace, service_name))
+            self.webhook_services.update(_webhook_services(resource))
         elif kind == LINKERD_HELM_VALUES:
             from meshlint.mesh import linkerdsource
 
@@ -273,3 +265,20 @@ class MeshContext(ContextQueries):
         self._sign_index = None
         self._claims_changed()
 
+
+def _namespace(resource: Resource) -> Namespace:
+    """What a Namespace object says of the meshes: its labels and annotations, kept without the document."""
+    name = resource.root.path("metadata", "name")
+    position = name.pos if name.exists else resource.root.pos
+    labels = {key: node.detached() for key, node in resource.labels.items()}
+    annotations = {key: node.detached() for key, node in resource.annotations.items()}
+    return Namespace(resource.name, labels, annotations, position)
+
+
+def _webhook_services(resource: Resource) -> Iterator[tuple[str, str]]:
+    """(namespace, name) of each Service an admission webhook configuration calls."""
+    for hook in resource.root.get("webhooks").elements():
+        called = hook.path("clientConfig", "service")
+        service_name, service_namespace = called.get("name").text, called.get("namespace").text
+        if service_name and service_namespace:
+            yield service_namespace, service_name

@@ -286,14 +286,23 @@ def istio_sign_of(resource: Resource) -> Setting[str] | None:
                 return Setting(f"Namespace {resource.name} label {key}", resource.labels[key].key_pos)
         return None
     if is_mesh_config(resource):
-        source = mesh_source(resource)
-        if source is None:
-            return None
-        if resource.kind == HELM_VALUES:
-            # Only what istiod's chart alone has: many charts' values have `global:` or `env:`.
-            node = source.mesh_config or source.helm_proxy or present(resource.root.get("pilot"))
-            return Setting("istiod Helm values", node.key_pos or node.pos) if node is not None else None
-        return Setting(f"{resource.kind} {resource.name or '(unnamed)'}", resource.root.pos)
+        return _mesh_config_sign(resource)
+    return _pod_sign(resource)
+
+
+def _mesh_config_sign(resource: Resource) -> Setting[str] | None:
+    source = mesh_source(resource)
+    if source is None:
+        return None
+    if resource.kind == HELM_VALUES:
+        # Only what istiod's chart alone has: many charts' values have `global:` or `env:`.
+        node = source.mesh_config or source.helm_proxy or present(resource.root.get("pilot"))
+        return Setting("istiod Helm values", node.key_pos or node.pos) if node is not None else None
+    return Setting(f"{resource.kind} {resource.name or '(unnamed)'}", resource.root.pos)
+
+
+def _pod_sign(resource: Resource) -> Setting[str] | None:
+    """An injected istio-proxy, or an Istio key on a pod template (wave-2 spec §W1)."""
     for template in pod_templates(resource):
         for container in template.all_containers:
             if container.name == PROXY_CONTAINER:
