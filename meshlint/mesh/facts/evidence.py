@@ -172,23 +172,12 @@ def _command_evidence(command: Command) -> Evidence | None:
     argv = command.work
     if not argv:
         return None
-    program, args = basename(argv[0].text), argv[1:]
-    if command.exec_form and argv[0].origin == "args" and argv[0].text.startswith("-"):
-        program, args = "", argv  # args alone, to the image's entrypoint: every item is an argument
-    if _LANGUAGE_MODULE.match(program) and len(args) > 1 and args[0].text == "-m":
-        program, args = args[1].text, args[2:]  # python -m pip install ...
+    program, args = _program(command)
     texts = [w.text for w in args]
     origin, position = argv[0].origin, command.position
     fetches = _FETCHING.get(program)
     if program in _CLIENTS or program.startswith("wait-for") or (fetches and texts and texts[0] in fetches):
-        label = f"{program} {texts[0]}" if fetches else program
-        targets = _targets(program, args)
-        if _over_socket(texts) or (targets and not any(a.remote for a in targets)):
-            return None  # it calls its own loopback (a health check, the proxy's quit endpoint)
-        target = next((a for a in targets if a.remote), None)
-        if target is None:
-            return Evidence(f"{origin} runs {label!r}", position, PROGRAM)
-        return Evidence(f"{origin} calls {_short(target.text)} with {label}", position, _kind(target), target.text)
+        return _client_call(program, args, texts, f"{program} {texts[0]}" if fetches else program, origin, position)
     if program in _MIGRATIONS:
         return Evidence(f"{origin} runs {program!r}", position, PROGRAM)
     if any(t == "migrate" or t.endswith(":migrate") or t.startswith("migrate:") for t in texts):
@@ -198,6 +187,29 @@ def _command_evidence(command: Command) -> Evidence | None:
             return Evidence(f"{word.origin} names {_short(address.text)}", word.position, _kind(address), address.text)
     return None
 
+
+
+def _program(command: Command) -> tuple[str, list[Word]]:
+    """The program a command runs and its arguments: args alone go to the image's entrypoint, and
+    `python -m MODULE` runs the module."""
+    argv = command.work
+    program, args = basename(argv[0].text), argv[1:]
+    if command.exec_form and argv[0].origin == "args" and argv[0].text.startswith("-"):
+        program, args = "", argv  # args alone, to the image's entrypoint: every item is an argument
+    if _LANGUAGE_MODULE.match(program) and len(args) > 1 and args[0].text == "-m":
+        program, args = args[1].text, args[2:]  # python -m pip install ...
+    return program, args
+
+
+def _client_call(program: str, args: list[Word], texts: list[str], label: str, origin: str, position: Position) -> Evidence | None:
+    """A network client, an install or a wait-for script: what it calls, unless only its own loopback."""
+    targets = _targets(program, args)
+    if _over_socket(texts) or (targets and not any(a.remote for a in targets)):
+        return None  # it calls its own loopback (a health check, the proxy's quit endpoint)
+    target = next((a for a in targets if a.remote), None)
+    if target is None:
+        return Evidence(f"{origin} runs {label!r}", position, PROGRAM)
+    return Evidence(f"{origin} calls {_short(target.text)} with {label}", position, _kind(target), target.text)
 
 _LANGUAGE_MODULE = re.compile(r"^python[0-9.]*$")
 _SETTING = re.compile(r"^-{0,2}[A-Za-z_][A-Za-z0-9_.-]*$")  # `--db`, `-Dspring.datasource.url`, `DB_URL` before an `=`
