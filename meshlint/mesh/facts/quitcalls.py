@@ -19,6 +19,7 @@ from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
 from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
+from meshlint.mesh.facts.httpcalls import curl_request, wget_request
 from meshlint.mesh.facts.shellwords import Command, Word, basename, unwrap
 
 if TYPE_CHECKING:
@@ -30,16 +31,6 @@ HEALTH_PORT = 15021
 LINKERD_ADMIN_PORT = 4191
 _PROXY_IMAGES = ("proxyv2", "istio/proxy")
 _PRINTERS = frozenset(("echo", "printf", "logger", ":", "cat", "grep"))
-
-_CURL_SHORT_VALUE = frozenset("AbcCdDeEFHKmoPQrtTuUwxXyYz")
-_CURL_LONG_VALUE = frozenset(
-    (
-        "request", "data", "data-raw", "data-binary", "data-ascii", "data-urlencode", "json", "form", "form-string", "header", "output",
-        "user", "user-agent", "referer", "cookie", "cookie-jar", "max-time", "connect-timeout", "retry", "retry-delay", "retry-max-time",
-        "write-out", "proxy", "resolve", "connect-to", "cacert", "cert", "key", "upload-file", "unix-socket", "interface", "url", "config",
-    )
-)
-_WGET_VALUE = frozenset(("-O", "-o", "-a", "-e", "-P", "-T", "-t", "-U", "-w", "-Q", "-i", "-B", "--header", "--user-agent", "--timeout", "--tries", "--output-document", "--method", "--post-data", "--post-file", "--body-data"))
 _LANGUAGE = re.compile(r"^(?:(python)[0-9.]*|(pypy)3?|(node|nodejs)|(perl)[0-9.]*)$")
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "perl": ("-e", "-E")}
 _LITERAL = re.compile(r"""(["'`])([^"'`\n]*(?:quitquitquit|/shutdown)[^"'`\n]*)\1""")
@@ -124,10 +115,10 @@ def _calls(command: Command, container: Container, env: Environment) -> list[_Fo
         return []
     program, args = basename(argv[0].text), argv[1:]
     if program == "curl":
-        method, urls = _curl(args)
+        method, urls = curl_request(args)
         return _to_endpoints("curl", method, urls)
     if program == "wget":
-        method, urls = _wget(args)
+        method, urls = wget_request(args)
         return _to_endpoints("wget", method, urls)
     language = _LANGUAGE.match(program)
     if language:
@@ -175,70 +166,6 @@ def _kind_of(address: addresses.Address) -> str | None:
     if path == "/shutdown" and address.port in (LINKERD_ADMIN_PORT, None):
         return LINKERD_SHUTDOWN
     return None
-
-
-def _curl(args: list[Word]) -> tuple[str, list[Word]]:
-    """curl's method (`-X`, `--request`; data or a form makes a POST, `-G` a GET, `-I` a HEAD) and URLs."""
-    method, data, get, head, upload = None, False, False, False, False
-    urls = []
-    i = 0
-    while i < len(args):
-        text = args[i].text
-        i += 1
-        if text.startswith("--"):
-            name, equals, value = text[2:].partition("=")
-            word = args[i - 1]
-            if not equals and name in _CURL_LONG_VALUE and i < len(args):
-                word, value, i = args[i], args[i].text, i + 1
-            if name == "request":
-                method = value.upper()
-            elif name.startswith(("data", "form")) or name == "json":
-                data = True
-            elif name == "get":
-                get = True
-            elif name == "head":
-                head = True
-            elif name == "upload-file":
-                upload = True
-            elif name == "url":
-                urls.append(word._replace(text=value))
-        elif text.startswith("-") and len(text) > 1:
-            for j, letter in enumerate(text[1:], start=1):
-                if letter in _CURL_SHORT_VALUE:
-                    value = text[j + 1:]
-                    if not value and i < len(args):
-                        value, i = args[i].text, i + 1
-                    if letter == "X":
-                        method = value.upper()
-                    data = data or letter in "dF"
-                    upload = upload or letter == "T"
-                    break
-                get = get or letter == "G"
-                head = head or letter == "I"
-        else:
-            urls.append(args[i - 1])
-    return method or ("GET" if get else "POST" if data else "PUT" if upload else "HEAD" if head else "GET"), urls
-
-
-def _wget(args: list[Word]) -> tuple[str, list[Word]]:
-    """wget sends a GET unless `--post-data`, `--post-file` or `--method` says otherwise."""
-    method, urls = None, []
-    i = 0
-    while i < len(args):
-        text = args[i].text
-        i += 1
-        name, equals, value = text.partition("=")
-        if name in _WGET_VALUE and not equals and text.startswith("-") and i < len(args):
-            value, i = args[i].text, i + 1
-        if name in ("--post-data", "--post-file"):
-            method = method or "POST"
-        elif name == "--method":
-            method = value.upper()
-        elif name == "--spider":
-            method = method or "HEAD"
-        elif not text.startswith("-"):
-            urls.append(args[i - 1])
-    return method or "GET", urls
 
 
 def _code(language: str, args: list[Word], stdin: str | None) -> str | None:
