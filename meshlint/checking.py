@@ -190,7 +190,7 @@ class _Kept:
         self.file = o.baseline_path or config.baseline
         self.entries: Any = None
         self.changed: Any = None
-        if (self.file or self.write) and self.file and not self.write:
+        if self.file and not self.write:
             from meshlint.engine import baseline  # only runs with a baseline load it
 
             self.entries = _read_baseline(baseline, self.file, None if o.baseline_path else config)
@@ -202,15 +202,13 @@ class _Kept:
     def apply(self, report: Any) -> list[str]:
         """The baseline written or applied and the change's lines applied to the report; the notes."""
         notes = []
-        if self.write:
+        if self.write or self.entries is not None:
             from meshlint.engine import baseline
 
-            self.entries = baseline.write(self.write, report.findings, report.root)
-            notes.append(f"wrote {len(self.entries)} finding{'s' if len(self.entries) != 1 else ''} to the baseline {self.write}")
-            self.file = self.write
-        if self.entries is not None:
-            from meshlint.engine import baseline
-
+            if self.write:
+                self.entries = baseline.write(self.write, report.findings, report.root)
+                notes.append(f"wrote {len(self.entries)} finding{'s' if len(self.entries) != 1 else ''} to the baseline {self.write}")
+                self.file = self.write
             baseline.apply(report, self.entries)
             notes += [f"{self.file}: stale entry, no such finding any more: {baseline.Entry(**e)}" for e in report.summary.stale_baseline]
         if self.changed is not None:
