@@ -4,6 +4,7 @@ read as a Go boolean."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position
@@ -95,6 +96,25 @@ def written_for_linkerd(template: PodTemplate, namespace_annotations: dict[str, 
     return None
 
 
+class _Injectee(NamedTuple):
+    """What the injector's checks read of one pod: the template, its namespace, and the inject annotation
+    on each of them."""
+
+    template: PodTemplate
+    namespace: str
+    namespace_labels: dict[str, Node]
+    pod: Node | None  # the pod template's linkerd.io/inject
+    ns: Node | None  # the namespace's linkerd.io/inject
+
+    @property
+    def pod_value(self) -> str | None:
+        return _text(self.pod)
+
+    @property
+    def ns_value(self) -> str | None:
+        return _text(self.ns)
+
+
 def decide(
     template: PodTemplate,
     namespace_annotations: dict[str, Node] | None,
@@ -104,34 +124,115 @@ def decide(
 
     The injector reads the annotation (never the label) from the pod and from its namespace; an
     invalid value on the namespace un-meshes every pod in it, even pods annotated `enabled`."""
-    namespace = template.owner.namespace
-    pod = template.annotations().get(INJECT_ANNOTATION)
-    ns = (namespace_annotations or {}).get(INJECT_ANNOTATION)
-    pod_value, ns_value = _text(pod), _text(ns)
-    if pod is None and ns is None:
+    injectee = _Injectee(
+        template,
+        template.owner.namespace,
+        namespace_labels or {},
+        template.annotations().get(INJECT_ANNOTATION),
+        (namespace_annotations or {}).get(INJECT_ANNOTATION),
+    )
+    for step in _STEPS:
+        decision = step(injectee)
+        if decision is not None:
+            return decision
+    return _not_enabled(injectee)
+
+
+def _unannotated(injectee: _Injectee) -> LinkerdDecision | None:
+    """Without the annotation on the pod or its namespace, no Linkerd setting was seen: nothing decided."""
+    if injectee.pod is None and injectee.ns is None:
         return LinkerdDecision(False, "no linkerd.io/inject annotation on the pod or its namespace", decided=False)
-    if template.spec.get("hostNetwork").value is True:
+    return None
+
+
+def _host_network(injectee: _Injectee) -> LinkerdDecision | None:
+    """`Injectable()`: a pod on the host's network is never injected."""
+    if injectee.template.spec.get("hostNetwork").value is True:
         return LinkerdDecision(False, "Linkerd never injects hostNetwork pods")
-    if namespace in NEVER_INJECTED_NAMESPACES:
-        return LinkerdDecision(False, f"Linkerd never injects namespace {namespace}")
-    if _text((namespace_labels or {}).get(WEBHOOK_OFF_LABEL)) == "disabled":
-        return LinkerdDecision(False, f"namespace {namespace} has {WEBHOOK_OFF_LABEL}=disabled")
-    if any(label in template.labels() for label in CONTROL_PLANE_LABELS):
+    return None
+
+
+def _never_injected_namespace(injectee: _Injectee) -> LinkerdDecision | None:
+    """The webhook's namespace selector leaves out the system namespaces, whatever they are annotated."""
+    if injectee.namespace in NEVER_INJECTED_NAMESPACES:
+        return LinkerdDecision(False, f"Linkerd never injects namespace {injectee.namespace}")
+    return None
+
+
+def _webhook_off(injectee: _Injectee) -> LinkerdDecision | None:
+    """A namespace labelled to turn Linkerd's admission webhooks off is not sent to the injector."""
+    if _text(injectee.namespace_labels.get(WEBHOOK_OFF_LABEL)) == "disabled":
+        return LinkerdDecision(False, f"namespace {injectee.namespace} has {WEBHOOK_OFF_LABEL}=disabled")
+    return None
+
+
+def _control_plane(injectee: _Injectee) -> LinkerdDecision | None:
+    """The webhook's object selector leaves out Linkerd's own control-plane and CNI pods."""
+    if any(label in injectee.template.labels() for label in CONTROL_PLANE_LABELS):
         return LinkerdDecision(False, "Linkerd's own control-plane pods are not injected")
-    if any(c.name in OTHER_SIDECARS for c in template.all_containers):
+    return None
+
+
+def _already_proxied(injectee: _Injectee) -> LinkerdDecision | None:
+    """A pod that already has Linkerd's proxy, or Istio's, gets no second one."""
+    if any(c.name in OTHER_SIDECARS for c in injectee.template.all_containers):
         return LinkerdDecision(False, "the pod already has a proxy sidecar")
-    if ns is not None and ns_value not in INJECT_VALUES and ns_value != "":
-        return LinkerdDecision(False, f'namespace {namespace} has {INJECT_ANNOTATION}: "{ns_value}", which is not enabled, disabled or ingress, so nothing in it is injected', ns.pos)
-    if pod is not None and pod_value not in INJECT_VALUES and pod_value != "":  # "" is as if unset (isInjectAnnotationValid)
-        return LinkerdDecision(False, f'the pod template has {INJECT_ANNOTATION}: "{pod_value}", which is not enabled, disabled or ingress', pod.pos)
-    if ns is not None and ns_value in ("enabled", "ingress"):
-        if pod_value == "disabled":
-            return LinkerdDecision(False, f"{INJECT_ANNOTATION}: disabled on the pod template", pod.pos if pod is not None else None)
-        return LinkerdDecision(True, f"namespace {namespace} has {INJECT_ANNOTATION}: {ns_value}", ns.pos)
-    if pod is not None and pod_value in ("enabled", "ingress"):
-        return LinkerdDecision(True, f"the pod template has {INJECT_ANNOTATION}: {pod_value}", pod.pos)
-    deciding = pod if pod is not None else ns
-    return LinkerdDecision(False, f"{INJECT_ANNOTATION}: {pod_value or ns_value} does not inject", deciding.pos if deciding is not None else None)
+    return None
+
+
+def _invalid_namespace_value(injectee: _Injectee) -> LinkerdDecision | None:
+    """The namespace's value is checked first: an invalid one un-meshes every pod in the namespace."""
+    ns, value = injectee.ns, injectee.ns_value
+    if ns is not None and value not in INJECT_VALUES and value != "":
+        return LinkerdDecision(False, f'namespace {injectee.namespace} has {INJECT_ANNOTATION}: "{value}", which is not enabled, disabled or ingress, so nothing in it is injected', ns.pos)
+    return None
+
+
+def _invalid_pod_value(injectee: _Injectee) -> LinkerdDecision | None:
+    """Then the pod's: an invalid value leaves the pod out."""
+    pod, value = injectee.pod, injectee.pod_value
+    if pod is not None and value not in INJECT_VALUES and value != "":  # "" is as if unset (isInjectAnnotationValid)
+        return LinkerdDecision(False, f'the pod template has {INJECT_ANNOTATION}: "{value}", which is not enabled, disabled or ingress', pod.pos)
+    return None
+
+
+def _namespace_enables(injectee: _Injectee) -> LinkerdDecision | None:
+    """A namespace annotated `enabled` or `ingress` meshes its pods, except those annotated `disabled`."""
+    ns, pod = injectee.ns, injectee.pod
+    if ns is None or injectee.ns_value not in ("enabled", "ingress"):
+        return None
+    if injectee.pod_value == "disabled":
+        return LinkerdDecision(False, f"{INJECT_ANNOTATION}: disabled on the pod template", pod.pos if pod is not None else None)
+    return LinkerdDecision(True, f"namespace {injectee.namespace} has {INJECT_ANNOTATION}: {injectee.ns_value}", ns.pos)
+
+
+def _pod_enables(injectee: _Injectee) -> LinkerdDecision | None:
+    """Otherwise the pod's own `enabled` or `ingress` meshes it."""
+    if injectee.pod is not None and injectee.pod_value in ("enabled", "ingress"):
+        return LinkerdDecision(True, f"the pod template has {INJECT_ANNOTATION}: {injectee.pod_value}", injectee.pod.pos)
+    return None
+
+
+def _not_enabled(injectee: _Injectee) -> LinkerdDecision:
+    """Nothing enabled injection: the pod's value, else the namespace's, is what leaves the pod out."""
+    deciding = injectee.pod if injectee.pod is not None else injectee.ns
+    return LinkerdDecision(False, f"{INJECT_ANNOTATION}: {injectee.pod_value or injectee.ns_value} does not inject", deciding.pos if deciding is not None else None)
+
+
+# The injector's checks in its own order: the first that decides gives the verdict. Whether the pod is
+# injectable at all (the webhook's selectors, then `Injectable()`), then `disabledByAnnotation`.
+_STEPS: tuple[Callable[[_Injectee], LinkerdDecision | None], ...] = (
+    _unannotated,
+    _host_network,
+    _never_injected_namespace,
+    _webhook_off,
+    _control_plane,
+    _already_proxied,
+    _invalid_namespace_value,
+    _invalid_pod_value,
+    _namespace_enables,
+    _pod_enables,
+)
 
 
 def token_refusal(template: PodTemplate, projection: Setting[Any] | None) -> tuple[str, Position] | None:
