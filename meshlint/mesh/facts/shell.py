@@ -19,7 +19,19 @@ from collections.abc import Callable
 from typing import Any
 
 from meshlint.mesh.facts.bashtree import Syntax, parse
-from meshlint.mesh.facts.shellstate import NEVER_FAIL, Flow, Shell, Trap, exits, heredoc, is_test, set_options, signal_name
+from meshlint.mesh.facts.shellstate import (
+    Flow,
+    Shell,
+    Trap,
+    current_guard,
+    exits,
+    heredoc,
+    is_test,
+    note_failure,
+    note_negated_exit,
+    set_options,
+    set_trap,
+)
 from meshlint.mesh.facts.shellvalues import Values, kubernetes_reference
 from meshlint.mesh.facts.shellwords import (
     MAX_NESTING,
@@ -27,7 +39,6 @@ from meshlint.mesh.facts.shellwords import (
     Command,
     Script,
     Word,
-    basename,
     is_shell,
     kubernetes_expand,
     one_line,
@@ -111,57 +122,19 @@ class _Reader:
             self.depth -= 1
 
     def _statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow, stdin: str | None) -> None:
-        kind = node.type
-        if kind == "command":
+        if node.type == "command":  # the only statement a heredoc feeds: the one it redirects
             self.command(node, script, shell, flow, stdin)
-        elif kind == "redirected_statement":
-            for child in node.fields("body"):
-                self.statement(child, script, shell, flow, heredoc(node))
-        elif kind == "list":
-            self.list(node, script, shell, flow)
-        elif kind == "pipeline":
-            parts = [c for c in node.named_children() if c.type != "comment"]
-            for i, part in enumerate(parts):
-                sub = shell.child(subshell=True)
-                self.statement(part, script, sub, flow if i == len(parts) - 1 or shell.pipefail else flow._replace(tested=True))
-                shell.failing = shell.failing or sub.failing
-        elif kind == "negated_command":
-            for child in node.named_children():
-                self.statement(child, script, shell, flow._replace(tested=True))
-        elif kind == "subshell":
-            sub = shell.child(subshell=True)
-            sub.ended = shell.ended
-            self.statements(node, script, sub, flow)
-            self.run_traps(sub, flow)
-            shell.failing = shell.failing or sub.failing
-        elif kind in ("compound_statement", "do_group", "program", "ERROR"):
-            self.statements(node, script, shell, flow)
-        elif kind == "if_statement":
-            self.if_statement(node, script, shell, flow)
-        elif kind == "while_statement":
-            for condition in node.fields("condition"):
-                if condition.named:
-                    self.statement(condition, script, shell, flow._replace(tested=True, retried=True))
-            for body in node.fields("body"):
-                self.statements(body, script, shell, flow._replace(conditional=True, loop=True, retried=False))
-        elif kind in ("for_statement", "c_style_for_statement", "select_statement"):
-            for value in node.fields("value"):
-                self.substitutions(value, script, shell, flow)
-            for body in node.fields("body"):
-                self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
-        elif kind == "case_statement":
-            for item in node.children:
-                if item.type == "case_item":
-                    self.statements(item, script, shell, flow._replace(conditional=True))
-        elif kind == "function_definition":
-            names, bodies = node.fields("name"), node.fields("body")
-            if names and bodies and shell.ended is None:
-                shell.functions[names[0].text] = bodies[0]
-                shell.scripts[names[0].text] = script
-        elif kind in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
-            self.assignment(node, script, shell, flow)
-        elif kind == "test_command":
-            self.substitutions(node, script, shell, flow._replace(tested=True))
+            return
+        read = _STATEMENTS.get(node.type)
+        if read is not None:
+            read(self, node, script, shell, flow)
+
+    # --- compound statements, one method for each kind (`_STATEMENTS`) ---
+
+    def redirected_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        stdin = heredoc(node)
+        for child in node.fields("body"):
+            self.statement(child, script, shell, flow, stdin)
 
     def list(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         """`left && right`, `left || right`. tree-sitter nests longer lists to the left (`a && b || c`
@@ -200,6 +173,29 @@ class _Reader:
                 brief = one_line(brief + node.script[end:right.end])
             end = right.end
 
+    def pipeline(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """Each part of `a | b` runs in a subshell; only the last part's failure is the pipeline's,
+        unless pipefail is on."""
+        parts = [c for c in node.named_children() if c.type != "comment"]
+        for i, part in enumerate(parts):
+            sub = shell.child(subshell=True)
+            self.statement(part, script, sub, flow if i == len(parts) - 1 or shell.pipefail else flow._replace(tested=True))
+            shell.failing = shell.failing or sub.failing
+
+    def negated_command(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """`! work`: a failing `work` is an outcome the script tests, not one that ends it."""
+        for child in node.named_children():
+            self.statement(child, script, shell, flow._replace(tested=True))
+
+    def subshell(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """`( ... )`: its variables and traps stay inside it and its traps run when it ends, but a
+        failing step in it still ends the script under errexit."""
+        sub = shell.child(subshell=True)
+        sub.ended = shell.ended
+        self.statements(node, script, sub, flow)
+        self.run_traps(sub, flow)
+        shell.failing = shell.failing or sub.failing
+
     def if_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         conditions = [c for c in node.fields("condition") if c.named and c.type != "comment"]
         for condition in conditions:
@@ -208,24 +204,51 @@ class _Reader:
         work = not all(is_test(c) for c in conditions)
         guard = flow.guard or (f"it runs inside `if {text}; then`, so a failing `{text}` skips it" if work else None)
         self.statements(node, script, shell, flow._replace(guard=guard, conditional=True), skip=("elif_clause", "else_clause"))
-        body = [c for c in node.children if c.named and c.field is None and c.type not in ("comment", "elif_clause", "else_clause")]
-        negated = conditions[0].named_children() if len(conditions) == 1 and conditions[0].type == "negated_command" else []
-        if negated and not is_test(negated[0]) and body and exits(body[-1]) and not (flow.tested or flow.conditional or flow.trap):
-            # `if ! work; then ...; exit 1; fi`: a failing `work` ends the script, as errexit would.
-            tested = short(one_line(negated[0].text))
-            if shell.failing is None and shell.ended is None:
-                shell.failing = (Command((), script.place(negated[0].start), tested, script.origin), f"`if ! {tested}; then ... exit`")
+        note_negated_exit(node, conditions, script, shell, flow)
         for clause in node.children:
             if clause.type == "elif_clause":
-                then = next((i for i, c in enumerate(clause.children) if c.type == "then"), len(clause.children))
-                for condition in clause.children[:then]:
-                    if condition.named and condition.type != "comment":
-                        self.statement(condition, script, shell, flow._replace(tested=True, conditional=True))
-                for child in clause.children[then:]:
-                    if child.named and child.type != "comment":
-                        self.statement(child, script, shell, flow._replace(conditional=True))
+                self.elif_clause(clause, script, shell, flow)
             elif clause.type == "else_clause":
                 self.statements(clause, script, shell, flow._replace(conditional=True))
+
+    def elif_clause(self, clause: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """tree-sitter puts an `elif`'s conditions and body side by side; `then` parts them."""
+        then = next((i for i, c in enumerate(clause.children) if c.type == "then"), len(clause.children))
+        for condition in clause.children[:then]:
+            if condition.named and condition.type != "comment":
+                self.statement(condition, script, shell, flow._replace(tested=True, conditional=True))
+        for child in clause.children[then:]:
+            if child.named and child.type != "comment":
+                self.statement(child, script, shell, flow._replace(conditional=True))
+
+    def while_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """The condition runs again before every round; the body may run any number of times."""
+        for condition in node.fields("condition"):
+            if condition.named:
+                self.statement(condition, script, shell, flow._replace(tested=True, retried=True))
+        for body in node.fields("body"):
+            self.statements(body, script, shell, flow._replace(conditional=True, loop=True, retried=False))
+
+    def for_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """`for`, `select` and `for ((...))`: the values are expanded once, before the loop; the body may
+        run any number of times, none included."""
+        for value in node.fields("value"):
+            self.substitutions(value, script, shell, flow)
+        for body in node.fields("body"):
+            self.statements(body, script, shell, flow._replace(conditional=True, loop=True))
+
+    def case_statement(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        for item in node.children:
+            if item.type == "case_item":
+                self.statements(item, script, shell, flow._replace(conditional=True))
+
+    def function_definition(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """A function's body is read where it is called, not where it is defined; a definition that
+        comes after the shell has ended never runs."""
+        names, bodies = node.fields("name"), node.fields("body")
+        if names and bodies and shell.ended is None:
+            shell.functions[names[0].text] = bodies[0]
+            shell.scripts[names[0].text] = script
 
     def assignment(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
         self.substitutions(node, script, shell, flow._replace(tested=True))
@@ -241,6 +264,10 @@ class _Reader:
             if name:
                 text, known = self.values.value(value[0], shell.variables) if value else ("", True)
                 shell.variables[name[0].text] = text if known else None
+
+    def test_command(self, node: Syntax, script: Script, shell: Shell, flow: Flow) -> None:
+        """`[[ ... ]]` runs only the substitutions in it, and a false test does not end the script."""
+        self.substitutions(node, script, shell, flow._replace(tested=True))
 
     # --- simple commands ---
 
@@ -270,12 +297,12 @@ class _Reader:
         live = shell.ended is None
         if live and name in shell.functions and name not in flow.calls and len(flow.calls) < 8:
             self.statements(shell.functions[name], shell.scripts[name], shell, flow._replace(calls=(*flow.calls, name)))
-            self.note_failure(command, shell, flow)
+            note_failure(command, shell, flow)
             return
         if live and name == "set":
             set_options(command, shell)
         elif live and name == "trap":
-            self.trap(command, shell, flow)
+            set_trap(command, shell, flow)
             return
         argv = unwrap(list(command.words))
         invocation = shell_invocation(argv) or su_invocation(argv)
@@ -284,10 +311,10 @@ class _Reader:
             before = len(self.commands)
             nested = shell.child(subshell=False)
             nested.errexit, nested.pipefail = errexit, pipefail
-            self.program(script_of(argv[at]), nested, flow._replace(guard=self.guard(shell, flow)))
+            self.program(script_of(argv[at]), nested, flow._replace(guard=current_guard(shell, flow)))
             if not live:
                 self._patch(before, dropped=shell.ended)
-            self.note_failure(command, shell, flow)
+            note_failure(command, shell, flow)
         else:
             self.emit(command, shell, flow)
         if not live or flow.conditional or flow.trap:
@@ -300,7 +327,7 @@ class _Reader:
     def emit(self, command: Command, shell: Shell, flow: Flow) -> None:
         self.commands.append(
             command._replace(
-                guard=self.guard(shell, flow),
+                guard=current_guard(shell, flow),
                 conditional=flow.conditional,
                 loop=flow.loop,
                 retried=flow.retried,
@@ -309,53 +336,13 @@ class _Reader:
                 dropped=shell.ended,
             )
         )
-        self.note_failure(command, shell, flow)
-
-    def guard(self, shell: Shell, flow: Flow) -> str | None:
-        """Why a command here runs only when the work before it succeeded."""
-        if flow.guard is not None or flow.trap:
-            return flow.guard
-        if shell.failing is not None:
-            failing, how = shell.failing
-            return f"it runs after `{failing.written}` (line {failing.position.line}), and {how} ends the script when that fails"
-        return None
-
-    def note_failure(self, command: Command, shell: Shell, flow: Flow) -> None:
-        """Under errexit, the first step that can fail is where a failing run stops."""
-        fails = basename(command.words[0].text) not in NEVER_FAIL
-        if fails and shell.errexit and shell.failing is None and shell.ended is None and not (flow.tested or flow.trap):
-            shell.failing = (command._replace(written=short(command.written)), shell.errexit)
+        note_failure(command, shell, flow)
 
     def _patch(self, start: int, **changes: Any) -> None:
         for i in range(start, len(self.commands)):
             self.commands[i] = self.commands[i]._replace(**changes)
 
     # --- traps ---
-
-    def trap(self, command: Command, shell: Shell, flow: Flow) -> None:
-        """`trap ACTION SIGNAL...` installs ACTION on those signals (replacing what was there);
-        `trap - SIGNAL`, `trap '' SIGNAL` and `trap SIGNAL` remove it."""
-        args = [w for w in command.words[1:] if w.text != "--"]
-        if not args or (args[0].text.startswith("-") and args[0].text != "-"):
-            return  # trap -p, trap -l
-        action, signals = (None, args) if len(args) == 1 else (args[0], args[1:])
-        if flow.guard is not None:
-            guard: str | None = flow.guard
-        elif shell.failing is not None:
-            failing, how = shell.failing
-            guard = f"its trap is installed only after `{failing.written}` (line {failing.position.line}), and {how} ends the script there when that fails"
-        else:
-            guard = None
-        installed = None if action is None or action.text in ("", "-") else Trap(action, command, guard)
-        for word in signals:
-            signal = signal_name(word.text)
-            if signal is None:
-                continue
-            if installed is not None:
-                if not flow.conditional or signal not in shell.traps:
-                    shell.traps[signal] = installed
-            elif not flow.conditional:
-                shell.traps.pop(signal, None)
 
     def run_traps(self, shell: Shell, flow: Flow) -> None:
         """The traps installed when the shell ends run, each with the signals it still holds; none
@@ -391,4 +378,20 @@ class _Reader:
         return Word(text, node.text, script.place(node.start), known, script.origin, lambda i: script.place(min(start + i, last)))
 
 
-# --- helpers -------------------------------------------------------------------------------------
+# How the reader reads each kind of statement but a simple command (which `_Reader._statement` reads
+# itself); the kinds not named here run nothing.
+_STATEMENTS: dict[str, Callable[[_Reader, Syntax, Script, Shell, Flow], None]] = {
+    **dict.fromkeys(("compound_statement", "do_group", "program", "ERROR"), _Reader.statements),
+    **dict.fromkeys(("for_statement", "c_style_for_statement", "select_statement"), _Reader.for_statement),
+    **dict.fromkeys(("variable_assignment", "variable_assignments", "declaration_command", "unset_command"), _Reader.assignment),
+    "redirected_statement": _Reader.redirected_statement,
+    "list": _Reader.list,
+    "pipeline": _Reader.pipeline,
+    "negated_command": _Reader.negated_command,
+    "subshell": _Reader.subshell,
+    "if_statement": _Reader.if_statement,
+    "while_statement": _Reader.while_statement,
+    "case_statement": _Reader.case_statement,
+    "function_definition": _Reader.function_definition,
+    "test_command": _Reader.test_command,
+}

@@ -1,6 +1,7 @@
 """What a shell knows as it runs a script, for meshlint/mesh/facts/shell.py: its options (errexit,
 pipefail), variables, functions and traps, the flow a command runs in (after what, guarded by what, from
-which trap), and the readings of syntax that decide them (`set -e`, a signal's name, a heredoc, a test)."""
+which trap), and the readings of syntax that decide them (`set -e`, `trap`, a signal's name, a heredoc, a test,
+`if ! work; then exit`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from typing import NamedTuple
 
 from meshlint.mesh.facts.bashtree import Syntax
-from meshlint.mesh.facts.shellwords import Command, Script, Word, short
+from meshlint.mesh.facts.shellwords import Command, Script, Word, basename, one_line, short
 
 # Builtins that do not fail in practice: they never end a script that runs with errexit.
 NEVER_FAIL = frozenset(("set", "trap", "export", "readonly", "local", "declare", "typeset", "unset", "true", ":", "echo", "printf", "shift", "umask", "alias", "sleep", "exit", "return"))
@@ -87,6 +88,60 @@ def set_options(command: Command, shell: Shell) -> None:
                     shell.errexit = spelling if on else None
                 elif option == "pipefail":
                     shell.pipefail = on
+
+
+def set_trap(command: Command, shell: Shell, flow: Flow) -> None:
+    """`trap ACTION SIGNAL...` installs ACTION on those signals (replacing what was there);
+    `trap - SIGNAL`, `trap '' SIGNAL` and `trap SIGNAL` remove it."""
+    args = [w for w in command.words[1:] if w.text != "--"]
+    if not args or (args[0].text.startswith("-") and args[0].text != "-"):
+        return  # trap -p, trap -l
+    action, signals = (None, args) if len(args) == 1 else (args[0], args[1:])
+    if flow.guard is not None:
+        guard: str | None = flow.guard
+    elif shell.failing is not None:
+        failing, how = shell.failing
+        guard = f"its trap is installed only after `{failing.written}` (line {failing.position.line}), and {how} ends the script there when that fails"
+    else:
+        guard = None
+    installed = None if action is None or action.text in ("", "-") else Trap(action, command, guard)
+    for word in signals:
+        signal = signal_name(word.text)
+        if signal is None:
+            continue
+        if installed is not None:
+            if not flow.conditional or signal not in shell.traps:
+                shell.traps[signal] = installed
+        elif not flow.conditional:
+            shell.traps.pop(signal, None)
+
+
+def current_guard(shell: Shell, flow: Flow) -> str | None:
+    """Why a command here runs only when the work before it succeeded."""
+    if flow.guard is not None or flow.trap:
+        return flow.guard
+    if shell.failing is not None:
+        failing, how = shell.failing
+        return f"it runs after `{failing.written}` (line {failing.position.line}), and {how} ends the script when that fails"
+    return None
+
+
+def note_failure(command: Command, shell: Shell, flow: Flow) -> None:
+    """Under errexit, the first step that can fail is where a failing run stops."""
+    fails = basename(command.words[0].text) not in NEVER_FAIL
+    if fails and shell.errexit and shell.failing is None and shell.ended is None and not (flow.tested or flow.trap):
+        shell.failing = (command._replace(written=short(command.written)), shell.errexit)
+
+
+def note_negated_exit(node: Syntax, conditions: list[Syntax], script: Script, shell: Shell, flow: Flow) -> None:
+    """`if ! work; then ...; exit 1; fi`: a failing `work` ends the script, as errexit would."""
+    if len(conditions) != 1 or conditions[0].type != "negated_command" or flow.tested or flow.conditional or flow.trap:
+        return
+    negated = conditions[0].named_children()
+    body = [c for c in node.children if c.named and c.field is None and c.type not in ("comment", "elif_clause", "else_clause")]
+    if negated and not is_test(negated[0]) and body and exits(body[-1]) and shell.failing is None and shell.ended is None:
+        tested = short(one_line(negated[0].text))
+        shell.failing = (Command((), script.place(negated[0].start), tested, script.origin), f"`if ! {tested}; then ... exit`")
 
 
 def signal_name(text: str) -> str | None:
