@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from meshlint.findings import Position
@@ -23,16 +24,28 @@ def path_to(value: Any, table: PositionTable, position: Position) -> str:
         return ""
     shifted = table._place is None
     target = (position.line - table._offset, position.column - 1) if shifted else (position.line, position.column)
-    at = table.at
-    raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
-    prune = shifted and table.ordered
-    if prune:
-        found = _descended(value, target, raw_maps, raw_seqs, raw_starts)
+    if shifted and table.ordered:
+        found = _descended(value, target, table.raw_maps, table.raw_seqs, table.raw_starts)
         if found is not _UNPLACED:
             return _spelled(found)
-    best_start: tuple[int, int] = (-(1 << 62), 0)
-    best_depth = -1
-    best: tuple[Any, ...] | None = None  # (parent, key or index, item, in a list): the path, unspelled
+    return _spelled(_searched(value, table, target, shifted))
+
+
+# (start, depth, (parent, key or index, item, in a list)): of the places the search has met at or before
+# the target, the one that starts latest (the deepest of those that start there), and its path, unspelled.
+_Best = tuple[tuple[int, int], int, "tuple[Any, ...] | None"]
+_NOWHERE: _Best = ((-(1 << 62), 0), -1, None)
+# How a mark becomes the place it is compared at; None where that is the mark itself (`path_to`'s
+# target then shifted to the parser's marks instead).
+_Placing = Callable[[Mark], tuple[int, int]] | None
+
+
+def _searched(value: Any, table: PositionTable, target: tuple[int, int], shifted: bool) -> tuple[Any, ...] | None:
+    """`path_to`'s answer (unspelled), searching the whole tree below `value`, each container once."""
+    at = None if shifted else table.at
+    raw_maps, raw_seqs, raw_starts = table.raw_maps, table.raw_seqs, table.raw_starts
+    prune = shifted and table.ordered
+    best = _NOWHERE
     seen: set[int] = set()
     stack: list[tuple[Any, Any, int]] = [(value, None, 0)]
     while stack:
@@ -43,33 +56,53 @@ def path_to(value: Any, table: PositionTable, position: Position) -> str:
         below = depth + 1
         children: list[tuple[Any, Any]] = []
         if isinstance(value, dict):
-            entries = raw_maps.get(id(value), {})
-            for key, child in value.items():
-                child_ref = (ref, key, None, False)
-                entry = entries.get(key)
-                if entry is not None:
-                    for mark in (entry[0], entry[1]):
-                        start = (mark.line, mark.column) if shifted else at(mark)
-                        if start <= target and (start, below) > (best_start, best_depth):
-                            best_start, best_depth, best = start, below, child_ref
-                if isinstance(child, (dict, list)):
-                    children.append((child, child_ref))
+            best = _best_in_mapping(value, ref, below, raw_maps.get(id(value), {}), target, at, best, children)
         elif isinstance(value, list):
-            items = raw_seqs.get(id(value), [])
-            for n, child in enumerate(value):
-                child_ref = (ref, n, child, True)
-                if n < len(items):
-                    mark = items[n][0]
-                    start = (mark.line, mark.column) if shifted else at(mark)
-                    if start <= target and (start, below) > (best_start, best_depth):
-                        best_start, best_depth, best = start, below, child_ref
-                if isinstance(child, (dict, list)):
-                    children.append((child, child_ref))
+            best = _best_in_sequence(value, ref, below, raw_seqs.get(id(value), []), target, at, best, children)
         if prune:  # nothing below a container that starts after the target can start before it
             children = [c for c in children if _before(raw_starts.get(id(c[0])), target)]
         # In document order, so a shared (aliased) container is named where its anchor stands.
         stack.extend((child, child_ref, below) for child, child_ref in reversed(children))
-    return _spelled(best)
+    return best[2]
+
+
+def _best_in_mapping(
+    value: dict[Any, Any], ref: Any, depth: int, marks: RawMap, target: tuple[int, int], at: _Placing, best: _Best, children: list[tuple[Any, Any]]
+) -> _Best:
+    """The latest-starting, then deepest, of `best` and the keys and values of `value` (entries at
+    `depth`, below `ref`) that start at or before `target`; `value`'s own containers are added to
+    `children`, in order. An entry the reader kept no marks for is never a place, only a way down."""
+    best_start, best_depth, best_ref = best
+    for key, child in value.items():
+        child_ref = (ref, key, None, False)
+        entry = marks.get(key)
+        if entry is not None:
+            for mark in (entry[0], entry[1]):  # the key, then its value: on a tie the key wins
+                start = (mark.line, mark.column) if at is None else at(mark)
+                if start <= target and (start, depth) > (best_start, best_depth):
+                    best_start, best_depth, best_ref = start, depth, child_ref
+        if isinstance(child, (dict, list)):
+            children.append((child, child_ref))
+    return best_start, best_depth, best_ref
+
+
+def _best_in_sequence(
+    value: list[Any], ref: Any, depth: int, items: RawSeq, target: tuple[int, int], at: _Placing, best: _Best, children: list[tuple[Any, Any]]
+) -> _Best:
+    """The latest-starting, then deepest, of `best` and the items of `value` (at `depth`, below
+    `ref`) that start at or before `target`; `value`'s own containers are added to `children`, in
+    order."""
+    best_start, best_depth, best_ref = best
+    for n, child in enumerate(value):
+        child_ref = (ref, n, child, True)
+        if n < len(items):
+            mark = items[n][0]
+            start = (mark.line, mark.column) if at is None else at(mark)
+            if start <= target and (start, depth) > (best_start, best_depth):
+                best_start, best_depth, best_ref = start, depth, child_ref
+        if isinstance(child, (dict, list)):
+            children.append((child, child_ref))
+    return best_start, best_depth, best_ref
 
 
 def _before(mark: Mark | None, target: tuple[int, int]) -> bool:
@@ -121,48 +154,58 @@ def _last_two(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], 
     """Of the entries of `value` that start at or before `target`: the one that starts last and the
     one before it, as `_Entry`s (None where there is none), or `_UNPLACED` when the marks cannot tell.
     (One loop per kind of container, and a tuple only for the two kept: this runs for every finding.)"""
+    if isinstance(value, dict):
+        return _last_two_keys(value, target, raw_maps.get(id(value), {}))
+    if isinstance(value, list):
+        return _last_two_items(value, target, raw_seqs.get(id(value), []))
+    return None, None
+
+
+def _last_two_keys(value: dict[Any, Any], target: tuple[int, int], marks: RawMap) -> tuple[Any, Any]:
+    """`_last_two` of a mapping: its entries start where their keys do."""
     last_start = before_start = None
     last = before = None
-    if isinstance(value, dict):
-        marks = raw_maps.get(id(value), {})
-        for key in value:
-            entry = marks.get(key)
-            if entry is None:
-                return _UNPLACED, None
-            mark = entry[0]
-            start = (mark.line, mark.column)
-            if start > target:
-                continue
-            if last_start is None or start > last_start:
-                before_start, before, last_start, last = last_start, last, start, key
-            elif start in (last_start, before_start):
-                return _UNPLACED, None
-            elif before_start is None or start > before_start:
-                before_start, before = start, key
-        return (
-            None if last is None else (last_start, last, value[last], False, marks[last][1]),
-            None if before is None else (before_start, before, value[before], False, marks[before][1]),
-        )
-    if isinstance(value, list):
-        items = raw_seqs.get(id(value), [])
-        if len(items) < len(value):
+    for key in value:
+        entry = marks.get(key)
+        if entry is None:
             return _UNPLACED, None
-        for n in range(len(value)):
-            mark = items[n][0]
-            start = (mark.line, mark.column)
-            if start > target:
-                continue
-            if last_start is None or start > last_start:
-                before_start, before, last_start, last = last_start, last, start, n
-            elif start in (last_start, before_start):
-                return _UNPLACED, None
-            elif before_start is None or start > before_start:
-                before_start, before = start, n
-        return (
-            None if last is None else (last_start, last, value[last], True, None),
-            None if before is None else (before_start, before, value[before], True, None),
-        )
-    return None, None
+        mark = entry[0]
+        start = (mark.line, mark.column)
+        if start > target:
+            continue
+        if last_start is None or start > last_start:
+            before_start, before, last_start, last = last_start, last, start, key
+        elif start in (last_start, before_start):
+            return _UNPLACED, None
+        elif before_start is None or start > before_start:
+            before_start, before = start, key
+    return (
+        None if last is None else (last_start, last, value[last], False, marks[last][1]),
+        None if before is None else (before_start, before, value[before], False, marks[before][1]),
+    )
+
+
+def _last_two_items(value: list[Any], target: tuple[int, int], items: RawSeq) -> tuple[Any, Any]:
+    """`_last_two` of a sequence, by its items' indexes: an item has no mark but its start."""
+    if len(items) < len(value):
+        return _UNPLACED, None
+    last_start = before_start = None
+    last = before = None
+    for n in range(len(value)):
+        mark = items[n][0]
+        start = (mark.line, mark.column)
+        if start > target:
+            continue
+        if last_start is None or start > last_start:
+            before_start, before, last_start, last = last_start, last, start, n
+        elif start in (last_start, before_start):
+            return _UNPLACED, None
+        elif before_start is None or start > before_start:
+            before_start, before = start, n
+    return (
+        None if last is None else (last_start, last, value[last], True, None),
+        None if before is None else (before_start, before, value[before], True, None),
+    )
 
 
 def _last_mark(entry: _Entry, raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[int, int] | None:

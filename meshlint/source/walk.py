@@ -184,52 +184,90 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), base: str = ".") ->
 
 def _walk(top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignores: _GitIgnores, leaving: set[str]) -> None:
     """Add the files below `top` to `inputs`; to `leaving`, those a symbolic link takes out of `top`."""
-    root = real(top)
-    visited_dirs: set[str] = set()
+    walk = _Walk(top, inputs, seen, excluder, gitignores, leaving)
     stack = [top]
-    while stack:
-        directory = stack.pop()
+    while stack:  # depth first, each folder's own folders in the order of their names
+        stack.extend(reversed(walk.folder(stack.pop())))
+
+
+class _Walk:
+    """The walk of one named folder: the folders it has been in (by their real paths), and where what
+    it meets goes (`_walk`'s arguments)."""
+
+    def __init__(self, top: str, inputs: Inputs, seen: set[str], excluder: Excluder, gitignores: _GitIgnores, leaving: set[str]) -> None:
+        self.root = real(top)
+        self.inputs = inputs
+        self.seen = seen
+        self.excluder = excluder
+        self.gitignores = gitignores
+        self.leaving = leaving
+        self.visited: set[str] = set()
+
+    def folder(self, directory: str) -> list[str]:
+        """Add the files of `directory` to the run's; its folders to walk, in order."""
         real_dir = os.path.realpath(directory)
-        if real_dir in visited_dirs:
-            inputs.warnings.append(f"{directory}: symbolic link loop; skipped")
-            continue
-        visited_dirs.add(real_dir)
-        left = not _under(real_dir, root)  # through a link to a folder elsewhere
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as err:
-            inputs.warnings.append(f"{directory}: {err.strerror or err}; skipped")
-            continue
+        entries = self._listing(directory, real_dir)
+        if entries is None:
+            return []
+        left = not _under(real_dir, self.root)  # through a link to a folder elsewhere
         subdirs = []
         # What each file of the folder would ask again, asked once: asked per file, the walk's own
         # work outweighed the system's listing of the folders.
-        ignoring = gitignores.any_in(directory)
+        ignoring = self.gitignores.any_in(directory)
         inside = real_dir if real_dir.endswith(os.sep) else real_dir + os.sep
         for entry in entries:
             path = entry.path if directory != "." else entry.name
             kind = kind_of(entry)
             if kind is DIRECTORY:
-                if entry.name.startswith(".") or excluder.excludes(path, directory=True) or (ignoring and gitignores.ignores(path, directory=True)):
-                    continue
-                if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, visited_dirs):
-                    inputs.warnings.append(f"{path}: symbolic link loop; skipped")
-                    continue
-                subdirs.append(path)
-            elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in CONFIG_NAMES:
-                if excluder.excludes(path) or (ignoring and gitignores.ignores(path, directory=False)):
-                    continue
-                if kind is not FILE:  # a loop, a broken link, a FIFO, a socket, a device
-                    inputs.passed_over.append((path, kind))
-                    continue
-                # A file that is no link is where its folder really is: one realpath a folder, not a file.
-                real_file = real(path) if entry.is_symlink() else placed(path, inside + entry.name)
-                if real_file in seen:
-                    continue
-                if left or (entry.is_symlink() and not _under(real_file, root)):
-                    leaving.add(path)
-                seen.add(real_file)
-                inputs.files.append(path)
-        stack.extend(reversed(subdirs))
+                if self._enters(entry, path, real_dir, ignoring):
+                    subdirs.append(path)
+            elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in CONFIG_NAMES and not self._left_out(path, ignoring, directory=False):
+                self._add_file(entry, path, kind, inside, left)
+        return subdirs
+
+    def _listing(self, directory: str, real_dir: str) -> list[os.DirEntry[str]] | None:
+        """The entries of `directory`, by name; None, with a warning, when a link has led the walk back
+        to a folder it has been in, or the folder cannot be listed."""
+        if real_dir in self.visited:
+            self.inputs.warnings.append(f"{directory}: symbolic link loop; skipped")
+            return None
+        self.visited.add(real_dir)
+        try:
+            return sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as err:
+            self.inputs.warnings.append(f"{directory}: {err.strerror or err}; skipped")
+            return None
+
+    def _left_out(self, path: str, ignoring: bool, directory: bool) -> bool:
+        """Does `exclude` name `path`, or git ignore it? Git is asked only where `ignoring` says a
+        `.gitignore` or the repository's excludes could."""
+        return self.excluder.excludes(path, directory=directory) or (ignoring and self.gitignores.ignores(path, directory=directory))
+
+    def _enters(self, entry: os.DirEntry[str], path: str, real_dir: str, ignoring: bool) -> bool:
+        """Is the folder `entry` (in `real_dir`) one to walk? Not a hidden, excluded or ignored one, nor
+        (with a warning) a link back to that folder, to one above it or to one the walk has been in."""
+        if entry.name.startswith(".") or self._left_out(path, ignoring, directory=True):
+            return False
+        if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, self.visited):
+            self.inputs.warnings.append(f"{path}: symbolic link loop; skipped")
+            return False
+        return True
+
+    def _add_file(self, entry: os.DirEntry[str], path: str, kind: str, inside: str, left: bool) -> None:
+        """Add the YAML file `entry` (in the folder that really is `inside`) to the run's files, unless
+        the run has it already by its real path. One that cannot be read as a file is passed over."""
+        if kind is not FILE:  # a loop, a broken link, a FIFO, a socket, a device
+            self.inputs.passed_over.append((path, kind))
+            return
+        linked = entry.is_symlink()
+        # A file that is no link is where its folder really is: one realpath a folder, not a file.
+        real_file = real(path) if linked else placed(path, inside + entry.name)
+        if real_file in self.seen:
+            return
+        if left or (linked and not _under(real_file, self.root)):
+            self.leaving.add(path)
+        self.seen.add(real_file)
+        self.inputs.files.append(path)
 
 
 def _under(path: str, root: str) -> bool:
