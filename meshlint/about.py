@@ -18,15 +18,15 @@ HOW_TO_BUILD_THE_READER = (
 
 
 def version_text() -> str:
-    from meshlint.source import document, libyaml
+    from meshlint.source import document
+    from meshlint.source.readers import events, native
 
-    fast = libyaml._fast()
     lines = [f"meshlint {__version__} (Python {platform.python_version()})"]
-    if fast is not None:
-        lines.append(f"YAML reader: meshlint's C reader, built (libyaml {fast.LIBYAML_VERSION})")
+    if native.available():
+        lines.append(f"YAML reader: meshlint's C reader, built (libyaml {native.libyaml_version()})")
     else:
         lines.append("YAML reader: meshlint's C reader is NOT built, so reading is slower; " + HOW_TO_BUILD_THE_READER)
-    lines.append("  then: " + ("PyYAML's C parser" if libyaml._pyyaml_built() else "PyYAML's C parser is missing") + f" (PyYAML {_release('PyYAML')})")
+    lines.append("  then: " + ("PyYAML's C parser" if events.built() else "PyYAML's C parser is missing") + f" (PyYAML {_release('PyYAML')})")
     lines.append(f"  then: ruamel.yaml {_release('ruamel.yaml')} ({'with' if _ruamel_c() else 'without'} its C composer)")
     core = "built" if document._Core is not document._NodeCore else "NOT built (the Python core is used)"
     lines.append(f"document node core in C: {core}")

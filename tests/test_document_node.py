@@ -1,4 +1,4 @@
-"""A document's Node has its core (fields, `get`, `at`, `path`) in C (meshlint/source/_node.c) where it
+"""A document's Node has its core (fields, `get`, `at`, `path`) in C (meshlint/source/csrc/node.c) where it
 is built, and in Python (`document._NodeCore`) where it is not: the two give the same nodes, at the
 same places, for every step into every fixture and a sample of the corpus, and for the odd steps."""
 

@@ -1,4 +1,4 @@
-"""meshlint's C reader (meshlint/source/_fastread.c): what it reads itself, what it leaves to the
+"""meshlint's C reader (meshlint/source/csrc/fastread/): what it reads itself, what it leaves to the
 Python reader, and its marks. That both read alike is tests/test_loader_parity.py's."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ import pickle
 import pytest
 
 from helpers import ROOT
-from meshlint.source import libyaml
-from meshlint.source.compose import MAX_DEPTH
+from meshlint.source import readers
 from meshlint.source.loader import decode
+from meshlint.source.readers import native
+from meshlint.source.syntax import MAX_DEPTH
 from meshlint.source.yaml11 import implicit_first_characters, letter_words, resolve_plain
 
-fast = libyaml._fast()
+fast = native.module()
 pytestmark = pytest.mark.skipif(fast is None, reason="the C reader is not built here (no compiler or no libyaml header)")
 
 
@@ -78,9 +79,9 @@ def test_parses_says_yes_only_where_pyyaml_does(monkeypatch):
     # where releases of libyaml differ (nesting past 1000, `[?]`), the C parser says no.
     texts = ["a: 1\n", "a: [\n", "a: &x 1\nb: &x 2\n", "a: *nope\n", "\t- a\n", "a: \x07\n", "", "k: [{a: 1}, [b]]\n",
              "x: " + "[" * 1001 + "]" * 1001, "x: " + "- " * 1001 + "y\n", "data: [?]]\n", "[?]", "a: [b: 1]\n", "%YAML 1.1\n---\na: 1\n"]
-    ours = [libyaml.parse_only(t) for t in texts]
-    monkeypatch.setattr(libyaml, "_reader", False)
-    theirs = [libyaml.parse_only(t) for t in texts]
+    ours = [readers.parses(t) for t in texts]
+    monkeypatch.setattr(native, "_module", False)
+    theirs = [readers.parses(t) for t in texts]
     assert [t for t, o, p in zip(texts, ours, theirs, strict=True) if o and not p] == []
     assert ours[:8] == theirs[:8] == [True, False, True, True, False, False, True, True]
     assert ours[8:] == [False] * 6
@@ -91,7 +92,7 @@ def test_the_cache_key_names_the_readers_without_importing_pyyaml(tmp_path):
     import sys
 
     # From another folder: the interpreter would take a checkout's meshlint, unbuilt, before the installed one.
-    show = "import sys; from meshlint.source import libyaml; print(libyaml.readers().decode(), 'yaml' in sys.modules)"
+    show = "import sys; from meshlint.source import readers; print(readers.names().decode(), 'yaml' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
     assert out == ["fastread", fast.LIBYAML_VERSION + ",", "then", "libyaml", "False"]
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from helpers import MESHED, lint_text
 from meshlint.engine.results import SkippedInput
 from meshlint.model.resource import resources_of
-from meshlint.source.compose import MAX_DEPTH, SyntaxProblem
 from meshlint.source.loader import decode, load_file, load_text
+from meshlint.source.syntax import MAX_DEPTH, SyntaxProblem
 
 
 def test_positions_are_one_based_and_kept_beside_the_data():
@@ -221,7 +221,7 @@ def test_the_short_class_placed_for_pyyaml_matches_the_characters_its_own_does()
     # Every code point, surrogates included: the two must find the same characters in any text.
     import re
 
-    from meshlint.source.libyaml import NON_PRINTABLE, NON_PRINTABLE_SHORT
+    from meshlint.source.readers.events import NON_PRINTABLE, NON_PRINTABLE_SHORT
 
     every = "".join(map(chr, range(0x110000)))
     found = re.compile(NON_PRINTABLE_SHORT).findall(every)
@@ -235,11 +235,11 @@ def test_importing_pyyaml_through_meshlint_takes_the_short_class_for_the_readers
     import subprocess
     import sys
 
-    from meshlint.source.libyaml import NON_PRINTABLE, NON_PRINTABLE_SHORT
+    from meshlint.source.readers.events import NON_PRINTABLE, NON_PRINTABLE_SHORT
 
     show = "import yaml.reader, ruamel.yaml.reader; print(ascii(yaml.reader.Reader.NON_PRINTABLE.pattern)); print(ascii(ruamel.yaml.reader.Reader.NON_PRINTABLE.pattern))"
     alone = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True).stdout.splitlines()
-    through = subprocess.run([sys.executable, "-c", f"from meshlint.source import libyaml; assert libyaml._pyyaml(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
+    through = subprocess.run([sys.executable, "-c", f"from meshlint.source.readers import events; assert events.available(); {show}"], capture_output=True, text=True, check=True).stdout.splitlines()
     assert alone == [ascii(NON_PRINTABLE)] * 2
     assert through == [ascii(NON_PRINTABLE_SHORT)] * 2
 

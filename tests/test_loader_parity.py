@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from meshlint.source import libyaml
+from meshlint.source import readers
 from meshlint.source.embedded import parse_embedded
 from meshlint.source.loader import decode, load_text
+from meshlint.source.readers import events, native
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -77,14 +78,14 @@ HARD = {
 # The readers a machine may have: (meshlint's C reader, PyYAML's C parser), None for "if built".
 # "c-alone" is the C reader where PyYAML's extension is missing: what it leaves, ruamel.yaml reads.
 WAYS = {"c": (None, None), "pyyaml": (False, None), "ruamel": (False, False), "c-alone": (None, False)}
-HAS_C = libyaml._fast() is not None
+HAS_C = native.available()
 EVERY_WAY = [way for way in WAYS if HAS_C or not way.startswith("c")]
 
 
 def use(way: str, monkeypatch: pytest.MonkeyPatch) -> None:
     reader, parser = WAYS[way]
-    monkeypatch.setattr(libyaml, "_reader", reader)
-    monkeypatch.setattr(libyaml, "_parser", parser)
+    monkeypatch.setattr(native, "_module", reader)
+    monkeypatch.setattr(events, "_parser", parser)
 
 
 def read(text: str, way: str, monkeypatch: pytest.MonkeyPatch) -> object:
@@ -111,7 +112,7 @@ def _stable(value: object) -> object:
     return value
 
 
-@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 @pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # an anchor written twice is one of the cases
 @pytest.mark.parametrize("name", sorted(HARD))
 def test_hard_cases_read_alike(name, monkeypatch):
@@ -119,7 +120,7 @@ def test_hard_cases_read_alike(name, monkeypatch):
     assert others == [first] * len(others)
 
 
-@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 def test_hard_cases_are_hard():
     """The cases above do exercise what they are named for (a parity of two empty results proves nothing)."""
     duplicate = load_text("f.yaml", HARD["duplicate"])
@@ -139,7 +140,7 @@ def _files() -> list[str]:
 
 
 @pytest.mark.slow  # a fast path held against the plain one: CI runs the slower tier on every Python
-@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
     files = _files()
     assert len(files) > 100
@@ -153,7 +154,7 @@ def test_every_fixture_and_corpus_file_reads_alike(monkeypatch):
     assert differ == []
 
 
-@pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+@pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 @pytest.mark.parametrize(
     "value",
     ['{"holdApplicationUntilProxyStarts": true}', "a: 1\nb: [x, y]\n", "a: 1\na: 2\n", "a: [\n", "a: 1\n---\nb: {c: 1, c: 2}\n", "x: " + "[" * 300 + "]" * 300],
@@ -228,7 +229,7 @@ def _legacy_nesting(text):
     """The nesting pre-check as it was: a match object per bracket."""
     import re
 
-    from meshlint.source.compose import MAX_DEPTH
+    from meshlint.source.syntax import MAX_DEPTH
 
     depth = 0
     for match in re.finditer(r"[\[\]{}]", text):

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT
-from meshlint.source import libyaml, screen
+from meshlint.source import readers, screen
 from meshlint.source.loader import decode, document_chunks, load_text
 from meshlint.source.screen import plain_kind, surely_valid
 
 CORPUS = ROOT.parent / "shared" / "corpus"
-needs_libyaml = pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+needs_libyaml = pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 
 
 def _texts() -> list[str]:

@@ -11,12 +11,12 @@ from click.testing import CliRunner
 
 from helpers import ROOT
 from meshlint.cli import main
-from meshlint.source import libyaml, loader
+from meshlint.source import loader, readers
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from generate import generate
 
-needs_libyaml = pytest.mark.skipif(not libyaml.available(), reason="PyYAML's C extension is not installed")
+needs_libyaml = pytest.mark.skipif(not readers.libyaml_reads(), reason="PyYAML's C extension is not installed")
 
 
 @pytest.fixture(scope="module")

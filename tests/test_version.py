@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from meshlint import __version__, about
-from meshlint.source import libyaml
+from meshlint.source.readers import native
 
 
 def test_version_names_the_release_the_python_and_each_reader():
@@ -36,12 +36,12 @@ def test_version_says_what_renders_overlays(monkeypatch, tmp_path):
 
 
 def test_without_the_c_reader_the_version_says_how_to_get_it(monkeypatch):
-    monkeypatch.setattr(libyaml, "_reader", False)  # the module's own record of a build without it
+    monkeypatch.setattr(native, "_module", False)  # the module's own record of a build without it
     line = about.version_text().splitlines()[1]
     assert line == "YAML reader: meshlint's C reader is NOT built, so reading is slower; " + about.HOW_TO_BUILD_THE_READER
 
 
-@pytest.mark.skipif(libyaml._fast() is None, reason="the C reader was not built here")
+@pytest.mark.skipif(not native.available(), reason="the C reader was not built here")
 def test_with_the_c_reader_the_version_names_its_libyaml():
     line = about.version_text().splitlines()[1]
-    assert line == f"YAML reader: meshlint's C reader, built (libyaml {libyaml._fast().LIBYAML_VERSION})"
+    assert line == f"YAML reader: meshlint's C reader, built (libyaml {native.libyaml_version()})"

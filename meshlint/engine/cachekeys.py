@@ -53,9 +53,9 @@ def code_fingerprint(rules: list[Any]) -> str:
         if source and not source.startswith(package):
             _stat_into(digest, source)  # a plugin's module
     try:
-        from meshlint.source import libyaml
+        from meshlint.source import readers
 
-        digest.update(libyaml.readers())
+        digest.update(readers.names())
     except Exception:  # the reader in use is part of the key; failing to tell is "ruamel"
         digest.update(b"ruamel")
     return str(digest.hexdigest())

@@ -16,7 +16,9 @@ import importlib
 MODULES = (
     "hashlib",
     "packaging.version",
-    "meshlint.source.libyaml",
+    "meshlint.source.readers.events",
+    "meshlint.source.readers.native",
+    "meshlint.source.readers.plain",
     "meshlint.fix.annotation",
     "meshlint.fix.edits",
     "meshlint.fix.mapping",

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from meshlint.fix.edits import Edit, Text
-from meshlint.source.compose import MAX_DEPTH
 from meshlint.source.loader import LoadedFile, bracket_depth_bound, document_chunks, load_text
 from meshlint.source.positions import PositionTable
+from meshlint.source.syntax import MAX_DEPTH
 
 Place = tuple[int, int]
 

@@ -15,9 +15,9 @@ from meshlint.mesh.setting import Setting
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
 from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
-from meshlint.source.compose import SyntaxProblem
 from meshlint.source.document import Node
 from meshlint.source.embedded import parse_embedded
+from meshlint.source.syntax import SyntaxProblem
 
 INJECTOR_CONFIGMAP = "istio-sidecar-injector"
 MESH_CONFIGMAP = "istio"

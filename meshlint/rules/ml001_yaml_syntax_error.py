@@ -50,8 +50,8 @@ from collections.abc import Iterator
 from meshlint.findings import Issue, Position, Severity
 from meshlint.mesh.sources import MeshSource
 from meshlint.rule import FILE, MESH_CONFIG, RuleContext, rule
-from meshlint.source.compose import SyntaxProblem
 from meshlint.source.loader import LoadedFile
+from meshlint.source.syntax import SyntaxProblem
 from meshlint.wording import listing
 
 

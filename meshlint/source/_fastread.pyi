@@ -1,4 +1,4 @@
-# Types of the C reader (_fastread.c), for mypy.
+# Types of the C reader (csrc/fastread/), for mypy.
 from collections.abc import Callable
 from typing import Any, final
 

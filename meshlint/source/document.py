@@ -40,7 +40,7 @@ class Document:
 
 
 class _NodeCore:
-    """A node's fields and the steps from it to its entries, in Python: what meshlint/source/_node.c
+    """A node's fields and the steps from it to its entries, in Python: what meshlint/source/csrc/node.c
     does where it is built (tests/test_document_node.py holds the two alike)."""
 
     __slots__ = ("_key_mark", "_key_pos", "_mark", "_pos", "exists", "raw", "style", "table", "value")

@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 
-from meshlint.source import inputs
-from meshlint.source.compose import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, compose_into, problem_from
+from meshlint.source import inputs, readers
 from meshlint.source.document import Document
+from meshlint.source.syntax import MAX_DEPTH, DocumentTooDeep, SyntaxProblem, problem_from
 
 # Indentation from which block nesting could reach the composer's limit.
 _DEEP_INDENT = " " * 5000  # at a line's start: nesting the composer cannot follow (see _nesting_beyond_limit)
@@ -180,7 +180,7 @@ def load_text(path: str, text: str, line_offset: int = 0, lines: Sequence[str] |
         _compose_by_document(loaded, text, line_offset, light)
         return loaded
     try:
-        compose_into(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
+        readers.read(loaded.documents, loaded.problems, text, path, loaded.lines, 0, line_offset)
     except Exception:  # any parse failure falls back to document-by-document reading
         loaded.documents.clear()
         loaded.problems.clear()
@@ -267,7 +267,7 @@ def each_part(loaded: LoadedFile, chunks: Iterable[tuple[int, str]], line_offset
                 continue
         documents: list[Document] = []
         try:
-            index = compose_into(documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
+            index = readers.read(documents, loaded.problems, chunk, loaded.path, loaded.lines, index, offset)
         except DocumentTooDeep as err:
             loaded.problems.append(SyntaxProblem(err.args[0], 1, f"document nests more than {MAX_DEPTH} levels deep; not read"))
         except Exception as err:  # ruamel raises several unrelated error types
@@ -288,7 +288,7 @@ def _compose_pure(loaded: LoadedFile, chunk: str, index: int, offset: int) -> tu
     documents: list[Document] = []
     problems: list[SyntaxProblem] = []
     try:
-        index = compose_into(documents, problems, chunk, loaded.path, loaded.lines, index, offset, pure=True)
+        index = readers.read(documents, problems, chunk, loaded.path, loaded.lines, index, offset, pure=True)
     except Exception:  # the C parser's error is the one reported
         return None
     loaded.problems.extend(problems)

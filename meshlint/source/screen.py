@@ -2,7 +2,7 @@
 
 A Secret, a CRD or an application's ConfigMap only has to be valid YAML without a duplicate key; its
 data is never looked at. Such a document is parsed by libyaml with no Python object per event
-(`libyaml.parse_only`), and its keys are screened for duplicates from the text. The screen may only
+(`readers.parses`), and its keys are screened for duplicates from the text. The screen may only
 err towards composing: any construct it cannot follow (flow mappings, anchors, quoted or non-string
 keys, multi-line quoted scalars, an open flow sequence, tabs, deep indentation) sends the document to
 the composer, which then reports what it finds exactly as before.
@@ -80,9 +80,9 @@ def surely_valid(text: str) -> bool:
     for triggers, pattern in _UNFOLLOWABLE:
         if any(trigger in text for trigger in triggers) and pattern.search(lined):
             return False
-    from meshlint.source import libyaml
+    from meshlint.source import readers
 
-    return libyaml.parse_only(text) and not _may_repeat_a_key(lined)
+    return readers.parses(text) and not _may_repeat_a_key(lined)
 
 
 def _may_repeat_a_key(lined: str) -> bool:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint.findings import Position
 from meshlint.schemas import fits, read_schema
-from meshlint.source.compose import SyntaxProblem
 from meshlint.source.document import Node
 from meshlint.source.embedded import parse_embedded
+from meshlint.source.syntax import SyntaxProblem
 
 if TYPE_CHECKING:
     import jsonschema

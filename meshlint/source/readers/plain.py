@@ -1,121 +1,57 @@
-"""From YAML text to Documents: plain data, with the parser's marks in a side table.
+"""The reference reader: ruamel.yaml's composer, whose nodes `Converter` turns into plain data with
+the parser's marks in a side table, as every other reader does (meshlint/source/readers/).
 
-libyaml through PyYAML's C parser reads documents when it can be imported (`libyaml`); otherwise, and
-for the second try after a C parser error, ruamel.yaml composes nodes that `Converter` turns into the
-same data and table.
-
-Aliases are converted once and shared, so an alias bomb costs what its text costs; an alias that refers
-to itself is cut and reported. Duplicate keys are reported where the second one stands. Positions are
-made 1-based here and nowhere else.
+It reads every text: with libyaml through ruamel.yaml's C parser, or (`target.pure`) with ruamel.yaml's
+Python parser, which has the last word on what libyaml refuses. Aliases are converted once and shared,
+so an alias bomb costs what its text costs; an alias that refers to itself is cut and reported.
+Duplicate keys are reported where the second one stands.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from meshlint.source.document import Document
 from meshlint.source.positions import Placer, PositionTable, RawMap, RawSeq
+from meshlint.source.readers.interface import Target
+from meshlint.source.syntax import DUPLICATE_KEY, MAX_DEPTH, RECURSIVE_ALIAS, DocumentTooDeep, SyntaxProblem, rendered_from
 from meshlint.source.yaml11 import compose_all, node_tag, scalar_value
 
-# Beyond this depth a document is not read (ruamel.yaml's C composer crashes on tens of thousands of
-# levels; no Kubernetes object comes near a few dozen).
-MAX_DEPTH = 200
-RECURSIVE_ALIAS = "recursive alias: a node contains itself; the inner reference is read as null"
-DUPLICATE_KEY = (
-    "duplicate key {key!r} (first at line {first}): kubectl apply keeps the last value without a word, "
-    "kustomize and Flux reject the file"
-)
+NAME = "ruamel"
 
 
-class SyntaxProblem(NamedTuple):
-    """Why (part of) a text could not be read, 1-based in its file."""
-
-    line: int
-    column: int
-    message: str
-    parse: bool = True  # the parser stopped here (False: the YAML parsed, a duplicate key or a recursive alias)
+def available() -> bool:
+    return True
 
 
-class DocumentTooDeep(Exception):
-    """A document nests beyond MAX_DEPTH; the argument is its 1-based line."""
+def read(text: str, target: Target) -> None:
+    """Every document of `text` into `target` (see meshlint/source/readers/)."""
+    line_offset, lines = target.line_offset, target.lines
+    place = target.place or _shifted(line_offset)
+    after = line_offset  # 0-based file line where the gap before the next document starts
+    for node in compose_all(text, target.pure):
+        if node is None:
+            continue
+        converter = Converter(target.path, lines, place, line_offset if target.place is None else None)
+        data = converter.convert(node)
+        line, col = place(node.start_mark.line, node.start_mark.column)
+        source = rendered_from(lines, after, line - 1) if target.place is None else None
+        target.documents.append(Document(target.path, target.index, data, line, col, converter.table, source))
+        target.problems.extend(converter.problems)
+        if target.counts is not None:
+            target.counts.append(len(target.problems))
+        after = node.end_mark.line + line_offset
+        target.index += 1
 
 
-def compose_into(
-    documents: list[Document], problems: list[SyntaxProblem], text: str, path: str, lines: Sequence[str],
-    index: int = 0, line_offset: int = 0, pure: bool = False,
-) -> int:
-    """Append every document of `text`, which starts at 0-based line `line_offset` of the file whose
-    `lines` are given, numbering them from `index`; returns the next index. Raises what the parser
-    raises on bad YAML, after appending the documents before the error."""
-    if not pure:
-        from meshlint.source import libyaml
-
-        if libyaml.available():
-            try:
-                return libyaml.read_documents(documents, problems, text, path, lines, index, line_offset, MAX_DEPTH, RECURSIVE_ALIAS, DUPLICATE_KEY)
-            except libyaml.TooDeep as err:
-                raise DocumentTooDeep(err.args[0]) from None
-            except libyaml.Unread:
-                pass  # nothing was appended: ruamel.yaml reads the whole text below
+def _shifted(line_offset: int) -> Placer:
+    """Marks of a text that starts at 0-based line `line_offset` as 1-based file positions."""
 
     def place(line: int, column: int) -> tuple[int, int]:
         return line + 1 + line_offset, column + 1
 
-    after = line_offset  # 0-based file line where the gap before the next document starts
-    for node in compose_all(text, pure):
-        if node is None:
-            continue
-        converter = Converter(path, lines, place, line_offset)
-        data = converter.convert(node)
-        line, col = place(node.start_mark.line, node.start_mark.column)
-        source = rendered_from(lines, after, line - 1)
-        documents.append(Document(path, index, data, line, col, converter.table, source))
-        problems.extend(converter.problems)
-        after = node.end_mark.line + line_offset
-        index += 1
-    return index
-
-
-_SOURCE_COMMENT = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
-
-
-def rendered_from(lines: Sequence[str], start: int, end: int) -> str | None:
-    """The path in a `# Source: chart/templates/x.yaml` comment between two documents (Helm writes one
-    before each document it renders), if there is one."""
-    for text in lines[start:end]:
-        if text.startswith("#"):
-            match = _SOURCE_COMMENT.match(text)
-            if match:
-                return match.group(1)
-    return None
-
-
-def problem_from(err: Exception, text: str) -> SyntaxProblem:
-    """A parser exception as a problem at its mark (1-based, relative to `text`)."""
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None)
-    if mark is not None:
-        line, column = mark.line + 1, mark.column + 1
-    elif isinstance(position := getattr(err, "position", None), int):
-        if getattr(err, "encoding", None) == "?":
-            # libyaml (through PyYAML's or ruamel.yaml's C binding, which mark the error so) counts
-            # the UTF-8 bytes it read; the pure reader counts characters, as a column does.
-            position = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
-        before = text[:position]
-        line = before.count("\n") + 1
-        column = len(before) - (before.rfind("\n") + 1) + 1
-    else:
-        line, column = 1, 1
-    message = problem or str(err).splitlines()[0]
-    context = getattr(err, "context", None)
-    if context and problem:
-        message = f"{context}: {problem}"
-    reason = getattr(err, "reason", None)
-    if not problem and reason:
-        message = f"unacceptable character: {reason}"
-    return SyntaxProblem(line, column, message)
+    return place
 
 
 class Converter:
