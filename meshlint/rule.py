@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar, overload
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.options import MeshOptions
@@ -25,6 +25,22 @@ from meshlint.mesh.options import MeshOptions
 if TYPE_CHECKING:
     from meshlint.findings import Finding, Position
     from meshlint.mesh.context import MeshContext
+    from meshlint.mesh.scope import MeshRun
+    from meshlint.mesh.sources import MeshSource
+    from meshlint.mesh.workload import WorkloadView
+    from meshlint.model.resource import Resource
+    from meshlint.source.loader import LoadedFile
+
+Subject = TypeVar("Subject")
+Other = TypeVar("Other")
+
+
+class Scope(str, Generic[Subject]):
+    """A scope's name, typed with the subject its checks are given: `rule(scope=WORKLOAD)` on a check
+    whose first parameter is not a `WorkloadView` is an error for mypy, not a surprise at run time."""
+
+    __slots__ = ()
+
 
 # What `meshlint check --fix` can do about a rule's findings (the rule's doc says when, under `## Fix
 # safety`): "safe" fixes apply with --fix, "unsafe" ones only with --unsafe-fixes too, "mixed" rules
@@ -32,10 +48,13 @@ if TYPE_CHECKING:
 FIX_KINDS = ("", "safe", "unsafe", "mixed")
 CODE_PATTERN = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN = "file", "resource", "workload", "mesh-config", "run"
+FILE: Final[Scope[LoadedFile]] = Scope("file")
+RESOURCE: Final[Scope[Resource]] = Scope("resource")
+WORKLOAD: Final[Scope[WorkloadView]] = Scope("workload")
+MESH_CONFIG: Final[Scope[MeshSource]] = Scope("mesh-config")
+RUN: Final[Scope[MeshRun]] = Scope("run")
 SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
-Subject = TypeVar("Subject")
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
 Combine = Callable[[Sequence["Finding"], Callable[["Finding"], list[str]], Callable[["Position"], Any]], list["Issue | Finding"]]
 
@@ -105,6 +124,27 @@ class Rule:
         return {key: spec.get("default") for key, spec in self.options.items()}
 
 
+@overload
+def rule(
+    *, code: str, name: str, severity: Severity, scope: Scope[Subject], kinds: Iterable[str] | None = None,
+    options: dict[str, dict[str, Any]] | None = None, fix: str = "", default_enabled: bool = True,
+) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]: ...
+
+
+@overload
+def rule(
+    *, code: str, name: str, severity: Severity, scope: tuple[Scope[Subject], Scope[Other]], kinds: Iterable[str] | None = None,
+    options: dict[str, dict[str, Any]] | None = None, fix: str = "", default_enabled: bool = True,
+) -> Callable[[Callable[[Subject | Other, RuleContext], Iterable[Issue]]], Rule]: ...
+
+
+@overload
+def rule(  # a plugin's rule that names its scopes as text: its subject is not checked
+    *, code: str, name: str, severity: Severity, scope: str | tuple[str, ...], kinds: Iterable[str] | None = None,
+    options: dict[str, dict[str, Any]] | None = None, fix: str = "", default_enabled: bool = True,
+) -> Callable[[Callable[[Any, RuleContext], Iterable[Issue]]], Rule]: ...
+
+
 def rule(
     *,
     code: str,
@@ -115,10 +155,11 @@ def rule(
     options: dict[str, dict[str, Any]] | None = None,
     fix: str = "",
     default_enabled: bool = True,
-) -> Callable[[Callable[[Subject, RuleContext], Iterable[Issue]]], Rule]:
-    """Declare a check function as a rule; the documentation is the docstring of its module."""
+) -> Callable[[Callable[[Any, RuleContext], Iterable[Issue]]], Rule]:
+    """Declare a check function as a rule; the documentation is the docstring of its module. Its
+    subject's type follows from its scopes (`Scope`); mypy holds the check's first parameter to it."""
 
-    def wrap(check: Callable[[Subject, RuleContext], Iterable[Issue]]) -> Rule:
+    def wrap(check: Callable[[Any, RuleContext], Iterable[Issue]]) -> Rule:
         module = sys.modules.get(check.__module__)
         doc = (module.__doc__ if module is not None else None) or check.__doc__ or ""
         return Rule(

@@ -60,7 +60,7 @@ spec:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
 from meshlint.mesh.scope import Place
@@ -75,10 +75,10 @@ if TYPE_CHECKING:
 
 
 @rule(code="ML603", name="sidecar-selection-ambiguous", severity=Severity.ERROR, scope=(WORKLOAD, RESOURCE), kinds=WORKLOAD_KINDS | {"Sidecar"})
-def check(subject: Any, ctx: RuleContext) -> Iterator[Issue]:
+def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     if isinstance(subject, WorkloadView):
         yield from _workload(subject)
-    elif isinstance(subject, Resource):
+    else:
         yield from _sidecar(subject, ctx)
 
 
