@@ -16,9 +16,7 @@ import importlib
 MODULES = (
     "hashlib",
     "packaging.version",
-    "meshlint.source.readers.events",
     "meshlint.source.readers.native",
-    "meshlint.source.readers.plain",
     "meshlint.fix.annotation",
     "meshlint.fix.edits",
     "meshlint.fix.mapping",
@@ -38,9 +36,8 @@ MODULES = (
 )
 
 # Loaded only for files that need them, and left to the worker that meets one: the screen of a file
-# read part by part after a syntax problem (as is PyYAML's C parser, for what meshlint's own reader
-# leaves to it).
-RARE = ("meshlint.source.screen",)
+# read part by part after a syntax problem, and the readers of what meshlint's own C reader leaves.
+RARE = ("meshlint.source.screen", "meshlint.source.readers.events", "meshlint.source.readers.plain")
 
 
 def load_for_checks() -> None:

@@ -24,7 +24,7 @@ C reader leaves never imports PyYAML.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from meshlint.source.readers.interface import Reader, Target, Unread
 
@@ -42,27 +42,31 @@ def read(
     `lines` are given, numbering them from `index`; returns the next index. Raises what the parser
     raises on bad YAML, after appending the documents before the error."""
     target = Target(documents, problems, path, lines, index, line_offset, place, counts, pure)
-    for reader in chain(pure):
+    for name in PURE if pure else CHAIN:
         try:
-            reader.read(text, target)
+            reader(name).read(text, target)
         except Unread:
             continue
         return target.index
     raise AssertionError("the plain reader reads every text")
 
 
-_chains: dict[bool, tuple[Reader, ...]] = {}
+# The readers to try, in order; the last, the plain reader, reads every text. A faster one that cannot
+# read here says `Unread` when a text reaches it.
+CHAIN = ("native", "events", "plain")
+PURE = ("plain",)
+_loaded: dict[str, Reader] = {}
 
 
-def chain(pure: bool = False) -> tuple[Reader, ...]:
-    """The readers to try, in order; the last, the plain reader, reads every text. A faster one that
-    cannot read here says `Unread` when a text reaches it."""
-    readers = _chains.get(pure)
-    if readers is None:
-        from meshlint.source.readers import events, native, plain
+def reader(name: str) -> Reader:
+    """A reader's module, imported when a text first reaches it: a run the C reader reads alone loads
+    neither of the others (nor PyYAML)."""
+    module = _loaded.get(name)
+    if module is None:
+        from importlib import import_module
 
-        readers = _chains[pure] = (plain,) if pure else (native, events, plain)
-    return readers
+        module = _loaded[name] = cast("Reader", import_module(f"meshlint.source.readers.{name}"))
+    return module
 
 
 def parses(text: str) -> bool:
