@@ -1,7 +1,5 @@
 """Values that flow out of the rules: positions, severities and findings."""
 
-from __future__ import annotations
-
 import enum
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -17,7 +15,7 @@ class Severity(enum.IntEnum):
     ERROR = 3
 
     @classmethod
-    def parse(cls, text: str) -> Severity:
+    def parse(cls, text: str) -> "Severity":
         return cls[text.upper()]
 
     def __str__(self) -> str:
@@ -53,7 +51,7 @@ class Issue(NamedTuple):
     help: str
     severity: Severity | None = None  # None: the rule's configured severity
     related: tuple[Position, ...] = ()  # the origins the message cites (a mesh-wide drain, a Service)
-    fix: Fix | None = None  # text edits that settle it (meshlint.fix), when the rule can make them
+    fix: "Fix | None" = None  # text edits that settle it (meshlint.fix), when the rule can make them
 
 
 class Finding(NamedTuple):
@@ -73,7 +71,7 @@ class Finding(NamedTuple):
     related: tuple[Position, ...] = ()  # cited origins other than `position` (SARIF relatedLocations)
     node_path: str = ""  # where in its resource it points (`spec.template.metadata`); "" for the root
     fingerprint: str = ""  # stable across line shifts and path spellings (meshlint.fingerprint)
-    fix: Fix | None = None  # its edits use the file's own line breaks
+    fix: "Fix | None" = None  # its edits use the file's own line breaks
 
     def fixable(self, unsafe: bool = False) -> bool:
         """`--fix` would apply its fix (with `unsafe`: `--fix --unsafe-fixes` would)."""

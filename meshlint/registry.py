@@ -1,7 +1,5 @@
 """Finds rules through the `meshlint.rules` entry-point group: built-in rules and plugins alike."""
 
-from __future__ import annotations
-
 import importlib
 import os
 import re

@@ -12,8 +12,6 @@ A rule with several scopes sees each resource once, as the most specific subject
 workload's view before its resource, a mesh source before its resource. `kinds` limits the resources.
 """
 
-from __future__ import annotations
-
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -48,11 +46,11 @@ class Scope(str, Generic[Subject]):
 FIX_KINDS = ("", "safe", "unsafe", "mixed")
 CODE_PATTERN = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-FILE: Final[Scope[LoadedFile]] = Scope("file")
-RESOURCE: Final[Scope[Resource]] = Scope("resource")
-WORKLOAD: Final[Scope[WorkloadView]] = Scope("workload")
-MESH_CONFIG: Final[Scope[MeshSource]] = Scope("mesh-config")
-RUN: Final[Scope[MeshRun]] = Scope("run")
+FILE: "Final[Scope[LoadedFile]]" = Scope("file")
+RESOURCE: "Final[Scope[Resource]]" = Scope("resource")
+WORKLOAD: "Final[Scope[WorkloadView]]" = Scope("workload")
+MESH_CONFIG: "Final[Scope[MeshSource]]" = Scope("mesh-config")
+RUN: "Final[Scope[MeshRun]]" = Scope("run")
 SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
@@ -63,7 +61,7 @@ class RuleContext(NamedTuple):
     """What a check may read besides its subject: the mesh context, its own options and the `mesh:`
     options (target versions among them) of the config that governs the file (read-only)."""
 
-    mesh: MeshContext
+    mesh: "MeshContext"
     options: Mapping[str, Any]
     mesh_options: MeshOptions = MeshOptions()
 

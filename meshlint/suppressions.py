@@ -5,8 +5,6 @@ a finding, records the entry that did, and at the end of each file lists the ent
 rule (always) and those that silenced nothing (`--report-unused-suppressions`).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple

@@ -20,8 +20,6 @@ rule ran on its file (or its file is gone): it was fixed, and can be pruned by w
 again.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from collections import defaultdict

@@ -11,8 +11,6 @@ costs a `select`, two reads and an unpickle. Forked workers inherit what the tas
 mesh context), so only numbers go out and only results come back.
 """
 
-from __future__ import annotations
-
 import contextlib
 import gc
 import os

@@ -9,8 +9,6 @@ is the raw one (its fix, its fingerprint, its suppression comments). Files in a 
 keep their raw findings, and the notes say why that unit was not built.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -39,7 +37,7 @@ class Outcome(NamedTuple):
     rendered: int  # roots built
 
 
-def judge_rendered(plan: Plan, report: Report, units: Units, checked: list[str], jobs: int, diff_files: frozenset[str] | None) -> None:
+def judge_rendered(plan: "Plan", report: "Report", units: Units, checked: list[str], jobs: int, diff_files: frozenset[str] | None) -> None:
     """What the root kustomizations deploy, judged as built (engine/rendering.py), in place of the raw
     findings of the files they cover. `diff_files`: a --diff-base run's changed files: the roots that reach
     none are not built, unless a changed file lies in no unit (a platform's mesh config governs every one)."""

@@ -1,7 +1,5 @@
 """What a run gives: the findings, sorted, and a summary of what was read."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -95,7 +93,7 @@ class Summary:
         self.rendered = None
         self.signs_seen = set()
 
-    def add(self, other: Summary) -> None:
+    def add(self, other: "Summary") -> None:
         mine, theirs = vars(self), vars(other)  # one a file of a big tree: no getattr and setattr a count
         for name in _COUNTS:
             mine[name] += theirs[name]

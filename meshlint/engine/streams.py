@@ -2,8 +2,6 @@
 ranges of its documents: each range is checked as the whole stream would check it, and the parts merge
 in order into the result one job gives."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from functools import partial
 from itertools import islice, pairwise
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
     from meshlint.engine.plan import Plan
 
 
-def check_stream(plan: Plan, path: str, data: bytes | None = None, *, jobs: int) -> FileResult:
+def check_stream(plan: "Plan", path: str, data: bytes | None = None, *, jobs: int) -> FileResult:
     """A big input's documents checked in `jobs` workers, each a range of them, the parts merged in
     order (findings, counts, problems, suppressions): the result `check_file` gives, byte for byte.
     What `check_file` does not read part by part (a chart's file, a Kustomize patch, a file it cannot
@@ -97,7 +95,7 @@ class Range(NamedTuple):
     manifest_like: bool
 
 
-def check_range(plan: Plan, stream: Stream, bounds: tuple[int, int]) -> Range:
+def check_range(plan: "Plan", stream: Stream, bounds: tuple[int, int]) -> Range:
     loaded = stream.loaded()
     governed = plan.of(stream.path)
     check = FileCheck(plan, stream.path, governed, loaded, False)

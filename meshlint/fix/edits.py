@@ -5,8 +5,6 @@ stays CRLF) before anyone sees it. Edits apply to the file's bytes, so every byt
 BOM, comments, quoting) is left as it was.
 """
 
-from __future__ import annotations
-
 import itertools
 import re
 import sys
@@ -59,13 +57,13 @@ class Fix(NamedTuple):
     def safe(self) -> bool:
         return self.applicability == SAFE
 
-    def with_newline(self, newline: str) -> Fix:
+    def with_newline(self, newline: str) -> "Fix":
         """The same fix for a file whose lines end with `newline`."""
         if newline == "\n":
             return self
         return self._replace(edits=tuple(e._replace(text=e.text.replace("\n", newline)) for e in self.edits))
 
-    def overlaps(self, other: Fix) -> bool:
+    def overlaps(self, other: "Fix") -> bool:
         """The two cannot go in one round: they rewrite the same node or touch the same text."""
         if self.path != other.path:
             return False
@@ -104,7 +102,7 @@ class Text:
         self.newline = first.group() if first is not None else "\n"
 
     @classmethod
-    def of(cls, data: bytes) -> Text:
+    def of(cls, data: bytes) -> "Text":
         """The Text of these bytes, made once for the last bytes asked: a round tries each of its
         fixes on the same file, and a Text of a big file costs a scan of it."""
         last = _LAST_TEXT[0] if _LAST_TEXT else None

@@ -4,8 +4,6 @@ mappings (`{app: web}`) get items before their closing brace. The text of the fi
 and the text of a moved entry (its comments and quoting), is kept as written.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import NamedTuple
 

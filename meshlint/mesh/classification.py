@@ -8,8 +8,6 @@ nothing decides, `mesh.default-injection`. With `auto` (the default) an
 undecided pod counts as having an Istio sidecar only when the run shows that Istio is in use.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import NamedTuple
 

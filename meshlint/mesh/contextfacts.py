@@ -2,8 +2,6 @@
 PeerAuthentication, a Linkerd Server, a revision tag, a Namespace's mesh labels, a sign of Istio), made
 from the resource and the document dropped, and the indexes it asks them through."""
 
-from __future__ import annotations
-
 import os
 import sys
 from collections.abc import Iterable

@@ -7,8 +7,6 @@ a ConfigMap, the values that look like network addresses. A Secret's values are 
 ConfigMap or Secret with nothing address-like in it is not even composed (`might_hold_env_source`).
 """
 
-from __future__ import annotations
-
 import os
 import re
 from functools import lru_cache
@@ -95,7 +93,7 @@ class EnvSources:
         source = EnvSource(resource.kind, resource.name, resource.namespace, resource.path, tuple(keys))
         self._by_name.setdefault((resource.kind, resource.name), []).append(source)
 
-    def merge(self, later: EnvSources) -> None:
+    def merge(self, later: "EnvSources") -> None:
         """Those `later` collected from files after every file these came from (MeshContext.merge)."""
         for key, sources in later._by_name.items():
             self._by_name.setdefault(key, []).extend(sources)

@@ -1,8 +1,6 @@
 """Does Istio's injector give a pod a sidecar? The webhook selectors and the injector's own checks
 (reference §6.1-§6.3). Nothing deciding is an answer too: then `mesh.default-injection` decides."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import NamedTuple
 

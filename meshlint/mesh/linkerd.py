@@ -2,8 +2,6 @@
 §11). Linkerd's own vocabulary is `enabled`/`disabled`, except the native-sidecar switch, which is
 read as a Go boolean."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
 

@@ -1,8 +1,6 @@
 """What the run says about the mesh: the config's `mesh:` section and the target versions
 (`--istio-version`, `--kubernetes-version`, `--linkerd-version`, parsed only when a run names one)."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
@@ -12,9 +10,9 @@ if TYPE_CHECKING:
 
 
 class Versions(NamedTuple):
-    istio: Version | None = None
-    kubernetes: Version | None = None
-    linkerd: Version | None = None  # the stable line (an edge release reads as the stable line it leads to)
+    istio: "Version | None" = None
+    kubernetes: "Version | None" = None
+    linkerd: "Version | None" = None  # the stable line (an edge release reads as the stable line it leads to)
 
 
 # A release as clusters and meshes print it: `1.30`, `v1.28.9`, and whatever a distribution or a build
@@ -24,7 +22,7 @@ class Versions(NamedTuple):
 _RELEASE = re.compile(r"v?([0-9]+(?:\.[0-9]+){0,2})(?:[-+][0-9A-Za-z][0-9A-Za-z.+_-]*)?")
 
 
-def parse_version(text: str | None) -> Version | None:
+def parse_version(text: str | None) -> "Version | None":
     """The release a Kubernetes or Istio version names, however the command line or config spells it
     (the one reading of both), or None when `text` is no version."""
     if not text:
@@ -44,7 +42,7 @@ def parse_version(text: str | None) -> Version | None:
 _EDGE_LINES = (("26.5.2", "2.20"), ("25.10.2", "2.19"), ("24.6.2", "2.16"), ("23.11.4", "2.15"), ("21.4.4", "2.11"))
 
 
-def parse_linkerd_version(text: str | None) -> Version | None:
+def parse_linkerd_version(text: str | None) -> "Version | None":
     """A Linkerd version as its releases are named: `2.16`, `stable-2.14.10`, `version-2.20`, or an
     edge release `edge-24.6.2`, read as the stable line that first shipped what it has."""
     if not text:
@@ -64,7 +62,7 @@ def parse_linkerd_version(text: str | None) -> Version | None:
 
 
 # What each version setting is read with, and examples for the message that refuses one.
-_READERS: dict[str, tuple[Callable[[str | None], Version | None], str]] = {
+_READERS: "dict[str, tuple[Callable[[str | None], Version | None], str]]" = {
     "kubernetes-version": (parse_version, "1.30 or v1.28.9+k3s1"),
     "istio-version": (parse_version, "1.24 or 1.22.3"),
     "linkerd-version": (parse_linkerd_version, "2.16, stable-2.14.10 or edge-24.6.2"),
@@ -78,7 +76,7 @@ def version_problem(setting: str, text: str) -> str | None:
     return None if read(text) is not None else f"{text!r} is not a version such as {examples}"
 
 
-def at_least(version: Version | None, minimum: str) -> bool:
+def at_least(version: "Version | None", minimum: str) -> bool:
     """Known and at least `minimum`."""
     bound = parse_version(minimum)
     return version is not None and bound is not None and version >= bound

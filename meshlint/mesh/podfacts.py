@@ -2,8 +2,6 @@
 scripts run, the calls they make, its preStop sleep), the evidence of calls at startup, whether the pod
 waits for its proxy or sends through it. The base of the workload view (meshlint/mesh/workload.py)."""
 
-from __future__ import annotations
-
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -47,16 +45,16 @@ class Dependency(NamedTuple):
     service: str
     namespace: str
     port: int | None
-    evidence: Evidence
+    evidence: "Evidence"
 
 
 class PodFacts:
     """The facts of a pod's own containers; the state is the view's own (see WorkloadView)."""
 
-    mesh: MeshContext
+    mesh: "MeshContext"
     template: PodTemplate
     namespace: Namespace | None
-    settings: MeshSettings
+    settings: "MeshSettings"
     options: MeshOptions
     written_proxy: Container | None
     _models: dict[int, CommandModel]
@@ -89,7 +87,7 @@ class PodFacts:
     # --- Linkerd -----------------------------------------------------------------------------------
 
     @cached_property
-    def linkerd_proxy(self) -> LinkerdProxy:
+    def linkerd_proxy(self) -> "LinkerdProxy":
         """The Linkerd proxy this pod gets (ask only of a Linkerd-meshed workload): native or classic,
         await, the /shutdown endpoint, wait-before-exit, skip ports; each with where it came from.
         Loaded when first asked for: a run without Linkerd-meshed pods never imports it."""
@@ -98,7 +96,7 @@ class PodFacts:
         return LinkerdProxy(self.template, self.namespace, self.settings.linkerd_helm, self.options.versions.linkerd)
 
     @cached_property
-    def linkerd_calls(self) -> list[LinkerdCall]:
+    def linkerd_calls(self) -> "list[LinkerdCall]":
         """The app's `linkerd-await` wrappers and calls to the proxy's /shutdown."""
         from meshlint.mesh.facts.linkerdcalls import linkerd_calls
 
@@ -120,27 +118,27 @@ class PodFacts:
         return [c for c in self.template.all_containers if c.name != PROXY_CONTAINER]
 
     @cached_property
-    def quit_calls(self) -> list[QuitCall]:
+    def quit_calls(self) -> "list[QuitCall]":
         """Every call to Istio's /quitquitquit made by the pod's own containers (whether it can work or not)."""
         return [call for c in self._own_containers for call in self.commands(c).quit_calls]
 
     @cached_property
-    def linkerd_shutdown_calls(self) -> list[QuitCall]:
+    def linkerd_shutdown_calls(self) -> "list[QuitCall]":
         """Every call to Linkerd's /shutdown (a POST to localhost:4191, `linkerd-await --shutdown`)."""
         return [call for c in self._own_containers for call in self.commands(c).linkerd_shutdown_calls]
 
     @cached_property
-    def prestop_sleeps(self) -> list[PreStopSleep]:
+    def prestop_sleeps(self) -> "list[PreStopSleep]":
         """Every container's preStop sleep whose length the manifest states (the proxy's included)."""
         return [s for c in self.template.all_containers if (s := self.commands(c).prestop_sleep) is not None]
 
     @cached_property
-    def startup_evidence(self) -> list[Evidence]:
+    def startup_evidence(self) -> "list[Evidence]":
         """What the pod's regular containers call before the app serves (a co-located container that
         dials out at start counts too): env peers, client commands, migrations, dialled addresses."""
         return [e for c in self.app_containers for e in self.calls(c, race=True)]
 
-    def calls(self, container: Container, race: bool = False) -> list[Evidence]:
+    def calls(self, container: Container, race: bool = False) -> "list[Evidence]":
         """A container's startup evidence without its own address: a Service that selects this pod is
         never a peer it calls (a database given its own DSN), and a ConfigMap that names the pod's own
         Service is the whole app's address book, shared by every service: its addresses are names, weak
@@ -155,7 +153,7 @@ class PodFacts:
         shared = {e.source for e, mine in zip(found, own, strict=True) if mine and e.source}
         return [e._replace(strong=False, shared=True) if e.source in shared else e for e, mine in zip(found, own, strict=True) if not mine]
 
-    def _names_own(self, evidence: Evidence) -> bool:
+    def _names_own(self, evidence: "Evidence") -> bool:
         from meshlint.mesh.facts import addresses
 
         address = addresses.parse(evidence.target) if evidence.target else None
@@ -185,11 +183,11 @@ class PodFacts:
         return None
 
     @cached_property
-    def strong_evidence(self) -> list[Evidence]:
+    def strong_evidence(self) -> "list[Evidence]":
         """The startup evidence that says the pod itself connects as it starts (wave-3 spec V2.1)."""
         return [e for e in self.startup_evidence if e.strong]
 
-    def evidence(self, container: Container) -> list[Evidence]:
+    def evidence(self, container: Container) -> "list[Evidence]":
         """Network use of one container (the same signs as the startup evidence)."""
         return self.commands(container).startup_calls
 
@@ -215,7 +213,7 @@ class PodFacts:
         return next((s for s in map(self.sends_to_proxy, self.app_containers) if s is not None), None)
 
     @cached_property
-    def outbound_ports(self) -> list[tuple[Container, int, Evidence]]:
+    def outbound_ports(self) -> "list[tuple[Container, int, Evidence]]":
         """Destination ports the app dials (env URLs, `host:port`, `*_PORT`, its commands' calls), per container."""
         return [(c, port, e) for c in self._own_containers for port, e in self.commands(c).outbound_ports]
 

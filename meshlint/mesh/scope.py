@@ -8,8 +8,6 @@ there agree. When nothing on its path sets the field, the sources elsewhere in t
 agree. A conflict leaves the field to its built-in default and is reported (ML006).
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -25,7 +23,7 @@ class Place(NamedTuple):
     folder: str
 
     @classmethod
-    def of(cls, path: str, folder: str | None = None) -> Place:
+    def of(cls, path: str, folder: str | None = None) -> "Place":
         """The place of a file as named (stdin keeps its name); `folder` overrides where it counts as
         located (a `mesh.context` file counts as located beside the config that names it)."""
         full = inputs.absolute(path) if path and not path.startswith("<") else path

@@ -11,8 +11,6 @@ of a namespace's Sidecars, those nearest on the workload's path, else all of the
 folder or agree; Sidecars of one namespace in several unrelated folders decide nothing.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from meshlint.findings import Position

@@ -1,8 +1,6 @@
 """YAML (or JSON, which is YAML) held inside a string value: `proxy.istio.io/config`, the `istio`
 ConfigMap's `data.mesh`, the injector ConfigMap's `data.values`. Positions map back into the host file."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from meshlint.findings import Position

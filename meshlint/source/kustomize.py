@@ -2,8 +2,6 @@
 not objects, so they are checked for syntax only (wave-2 spec §W3). `kustomize build DIR | meshlint
 check -` checks what they make."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple

@@ -11,8 +11,6 @@ passed, and the child gets proxy settings that lead nowhere. A build that fails,
 too much is a root not rendered, with the renderer's first error line; its files are checked as written.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import shutil

@@ -3,8 +3,6 @@ readers report themselves (the parsers' own errors are worded by them, as `probl
 and the `# Source:` comment Helm writes before a document. Positions are made 1-based by the readers
 and nowhere else."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from typing import NamedTuple

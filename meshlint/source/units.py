@@ -10,8 +10,6 @@ overlay or sample never reach it (mesh/scope.py). Only the kustomization files a
 the entries that name local files or folders: a remote base is left out, never fetched.
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 import re

@@ -8,8 +8,6 @@ calls out. Settings that name the app's own address (listen, bind, advertise, re
 URIs, its public URL) are never calls, whatever their value.
 """
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

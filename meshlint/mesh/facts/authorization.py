@@ -8,8 +8,6 @@ when nothing enforceable is left; CUSTOM and AUDIT are not translated at all. A 
 is for a waypoint and never reaches ztunnel.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from meshlint.findings import Position

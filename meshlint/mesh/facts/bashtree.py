@@ -7,8 +7,6 @@ The library and its grammar are imported on the first parse: a run whose contain
 never loads them.
 """
 
-from __future__ import annotations
-
 from bisect import bisect_right
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
@@ -27,7 +25,7 @@ class Syntax(NamedTuple):
     end: int
     script: str  # the whole script, shared by every node of its tree
     named: bool
-    children: tuple[Syntax, ...]
+    children: "tuple[Syntax, ...]"
 
     @property
     def text(self) -> str:
@@ -38,17 +36,17 @@ class Syntax(NamedTuple):
     def __repr__(self) -> str:
         return f"Syntax({self.type} {self.text!r} @ {self.start})"
 
-    def named_children(self) -> list[Syntax]:
+    def named_children(self) -> "list[Syntax]":
         return [c for c in self.children if c.named]
 
-    def fields(self, name: str) -> list[Syntax]:
+    def fields(self, name: str) -> "list[Syntax]":
         return [c for c in self.children if c.field == name]
 
-    def first(self, *types: str) -> Syntax | None:
+    def first(self, *types: str) -> "Syntax | None":
         return next((c for c in self.children if c.type in types), None)
 
 
-_parser: tree_sitter.Parser | None = None
+_parser: "tree_sitter.Parser | None" = None
 
 
 @lru_cache(maxsize=512)
@@ -61,7 +59,7 @@ def parse(script: str) -> Syntax:
     return _convert(root, script, _char_offsets(script, data), len(data))
 
 
-def parser() -> tree_sitter.Parser:
+def parser() -> "tree_sitter.Parser":
     """The one shell parser of this process, made on first use."""
     global _parser
     if _parser is None:
@@ -109,7 +107,7 @@ def _char_offsets(script: str, data: bytes) -> list[int] | None:
     return starts
 
 
-def _convert(root: tree_sitter.Node, script: str, starts: list[int] | None, size: int) -> Syntax:
+def _convert(root: "tree_sitter.Node", script: str, starts: list[int] | None, size: int) -> Syntax:
     """Copy the tree bottom-up without recursion (a deeply nested script must not exhaust the stack)."""
 
     def char(byte: int) -> int:
@@ -137,6 +135,6 @@ def _convert(root: tree_sitter.Node, script: str, starts: list[int] | None, size
         stack[-1][2].append(syntax)
 
 
-def _children(node: tree_sitter.Node) -> list[tuple[tree_sitter.Node, str | None]]:
+def _children(node: "tree_sitter.Node") -> "list[tuple[tree_sitter.Node, str | None]]":
     """A node's children with their fields, last first (they are popped from the end)."""
     return [(child, node.field_name_for_child(i)) for i, child in reversed(list(enumerate(node.children)))]

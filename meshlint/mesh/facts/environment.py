@@ -6,8 +6,6 @@ of variables defined before it), a `configMapKeyRef` or `envFrom` ConfigMap valu
 network address. Secrets contribute names only; their values are never read.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from meshlint.findings import Position

@@ -10,8 +10,6 @@ address, the container's own loopback, a `{{ }}` placeholder, a variable that do
 host, a redirect or callback URI, or a call in an exit trap. Each piece keeps where it was read.
 """
 
-from __future__ import annotations
-
 import re
 from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
@@ -73,7 +71,7 @@ class Evidence(NamedTuple):
         return f"{self.what} ({where})"
 
 
-def env_evidence(environment: Environment) -> list[Evidence]:
+def env_evidence(environment: "Environment") -> list[Evidence]:
     """Variables that name a peer the app dials: their value, or their name when the inputs do not
     hold the value (a Secret)."""
     found = []
@@ -136,7 +134,7 @@ _DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)([smhd]?)")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def image_evidence(container: Container) -> list[Evidence]:
+def image_evidence(container: "Container") -> list[Evidence]:
     """A Cloud SQL Auth Proxy started by its image's own entrypoint dials Google's APIs at start."""
     image = container.image
     if container.node.get("command").exists or not _CLOUD_SQL_IMAGE.search(image):
@@ -144,7 +142,7 @@ def image_evidence(container: Container) -> list[Evidence]:
     return [Evidence(f"image {_short(image)} runs the Cloud SQL proxy", container.node.get("image").pos, PROGRAM, None)]
 
 
-def env_ports(container: Container, environment: Environment, commands: list[Command]) -> list[tuple[int, Evidence]]:
+def env_ports(container: "Container", environment: "Environment", commands: list[Command]) -> list[tuple[int, Evidence]]:
     """Destination ports the container dials: env URLs (explicit or scheme port), `host:port`, numbers
     in `*_PORT` variables that are not its own, and the ports of the calls its commands make."""
     own = {number for number, _, _ in container.ports}

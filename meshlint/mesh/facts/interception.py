@@ -6,8 +6,6 @@ The injector validates the annotations (not the Helm values) and refuses the pod
 malformed, so a malformed value is reported once, as such, and never read as a list of ports.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, NamedTuple
 

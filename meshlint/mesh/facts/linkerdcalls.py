@@ -8,8 +8,6 @@ them, each call placed where it is written. `linkerd-await` with `LINKERD_AWAIT_
 no wait and no /shutdown (linkerd/linkerd-await `src/main.rs`).
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, NamedTuple
 
 from meshlint.findings import Position
@@ -40,7 +38,7 @@ class LinkerdCall(NamedTuple):
         return self.shutdown and self.is_post and self.disabled_by is None
 
 
-def linkerd_calls(model: CommandModel) -> list[LinkerdCall]:
+def linkerd_calls(model: "CommandModel") -> list[LinkerdCall]:
     """The container's `linkerd-await` wrappers (with or without --shutdown) and its other calls to
     the proxy's /shutdown, read from its command model."""
     container = model.container

@@ -9,8 +9,6 @@ background) does not count; one whose length the manifest does not say (`sleep $
 set nowhere) makes the total unknown, and then it is not a fact.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from typing import NamedTuple

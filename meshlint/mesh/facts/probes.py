@@ -7,8 +7,6 @@ or the sidecar depends on the port it targets, so each probe keeps its port, res
 way: a number, or the name of one of the same container's ports.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meshlint import numbers
@@ -67,7 +65,7 @@ def _port(container: Container, node: Node | None) -> int | None:
     return None
 
 
-def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: Version | None, reinjected: bool = False) -> Setting[bool]:
+def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: "Version | None", reinjected: bool = False) -> Setting[bool]:
     """Does the injector rewrite this pod's probes? An injected manifest's probes stand as written,
     unless a webhook injects it again (`reinjected`: its namespace or labels ask for injection; the
     webhook then merges and rewrites anew); else the pod annotation (`strconv.ParseBool`; a value it
@@ -93,7 +91,7 @@ def rewrite(template: PodTemplate, helm: Setting[Any] | None, istio: Version | N
 REWRITTEN_SINCE = {"tcpSocket": "1.12", "grpc": "1.13"}
 
 
-def not_rewritten(probe: Probe, rewrite: Setting[bool], istio: Version | None) -> str | None:
+def not_rewritten(probe: Probe, rewrite: Setting[bool], istio: "Version | None") -> str | None:
     """Why the agent does not take this probe over (None: it does): the rewrite is off, or the target
     Istio predates rewriting its kind. Exec probes run in the container and are never rewritten."""
     if probe.action == "exec":

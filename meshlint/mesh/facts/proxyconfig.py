@@ -3,8 +3,6 @@
 The shipped JSON Schema is the one list of fields and JSON types; everything here reads it.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from functools import lru_cache
@@ -96,7 +94,7 @@ def _validator() -> Any:
     return jsonschema.validators.validator_for(schema())(schema())
 
 
-def _explain(error: jsonschema.ValidationError, field: str, node: Node) -> str:
+def _explain(error: "jsonschema.ValidationError", field: str, node: Node) -> str:
     written = node.raw if node.raw is not None else json.dumps(node.value) if not isinstance(node.value, (dict, list)) else _json_type(node.value)
     sub = schema()["properties"].get(field.split(".", maxsplit=1)[0], {})
     expected = _expected(sub, field)

@@ -10,8 +10,6 @@ wget, a `python -c` / `node -e` / `perl -e` one-liner, `pilot-agent request`, th
 it, and whether an `exec` drops it.
 """
 
-from __future__ import annotations
-
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -37,7 +35,7 @@ _LITERAL = re.compile(r"""(["'`])([^"'`\n]*(?:quitquitquit|/shutdown)[^"'`\n]*)\
 
 
 class QuitCall(NamedTuple):
-    container: Container
+    container: "Container"
     kind: str  # ISTIO_QUIT or LINKERD_SHUTDOWN
     command: str  # the command that makes the call, as written
     position: Position
@@ -88,7 +86,7 @@ class QuitCall(NamedTuple):
         return None
 
 
-def shutdown_calls(container: Container, commands: list[Command], env: Environment) -> list[QuitCall]:
+def shutdown_calls(container: "Container", commands: list[Command], env: "Environment") -> list[QuitCall]:
     """Every call to a proxy's quit or shutdown endpoint among the container's commands."""
     found = []
     for command in commands:
@@ -109,7 +107,7 @@ def shutdown_calls(container: Container, commands: list[Command], env: Environme
 _Found = tuple[str, str, str | None, addresses.Address, str | None, str | None, Word | None]
 
 
-def _calls(command: Command, container: Container, env: Environment) -> list[_Found]:
+def _calls(command: Command, container: "Container", env: "Environment") -> list[_Found]:
     argv = unwrap(list(command.words))
     if not argv:
         return []
@@ -226,7 +224,7 @@ def _connection(code: str) -> tuple[str, int | None]:
     return (host.group(1) if host else "localhost"), (numbers.whole(port.group(1)) if port else None)
 
 
-def _pilot_agent(args: list[Word], container: Container) -> list[_Found]:
+def _pilot_agent(args: list[Word], container: "Container") -> list[_Found]:
     """`pilot-agent request [--debug-port N] POST quitquitquit`: to Envoy admin (15000) by default.
     The binary is in the istio-proxy image only, so an app container cannot run it."""
     texts = [w.text for w in args]
@@ -255,7 +253,7 @@ def _pilot_agent(args: list[Word], container: Container) -> list[_Found]:
     return [(kind, "pilot-agent", rest[0].upper(), address, problem, None, None)]
 
 
-def _scuttle(command: Command, env: Environment) -> list[_Found]:
+def _scuttle(command: Command, env: "Environment") -> list[_Found]:
     """scuttle POSTs to `$ISTIO_QUIT_API/quitquitquit` when its program exits (Istio 1.3+); with only
     `ENVOY_ADMIN_API` it asks Envoy to quit, and only after a clean exit (monzo/envoy-preflight README)."""
     variables = dict(command.assignments)
@@ -285,7 +283,7 @@ def _scuttle(command: Command, env: Environment) -> list[_Found]:
     return [(ISTIO_QUIT, "scuttle", "POST", unset, "runs scuttle without ISTIO_QUIT_API, so it never calls /quitquitquit", None, None)]
 
 
-def _linkerd_await(args: list[Word], env: Environment) -> list[_Found]:
+def _linkerd_await(args: list[Word], env: "Environment") -> list[_Found]:
     """`linkerd-await --shutdown -- prog` POSTs to localhost:4191/shutdown after prog exits, whatever
     its exit code; with LINKERD_AWAIT_DISABLED (or LINKERD_DISABLED) set it only execs prog (§11.3.3)."""
     shutdown, port = False, LINKERD_ADMIN_PORT

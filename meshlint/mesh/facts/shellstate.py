@@ -3,8 +3,6 @@ pipefail), variables, functions and traps, the flow a command runs in (after wha
 which trap), and the readings of syntax that decide them (`set -e`, `trap`, a signal's name, a heredoc, a test,
 `if ! work; then exit`)."""
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 
@@ -59,7 +57,7 @@ class Shell:
         self.ended: str | None = None  # why nothing after this point runs (`exec prog`, `exit`)
         self.replaced: str | None = None  # the `exec` that replaced the shell, so no trap runs
 
-    def child(self, subshell: bool) -> Shell:
+    def child(self, subshell: bool) -> "Shell":
         """A subshell keeps options, variables and functions but not traps; a new shell (`sh -c`)
         starts with none of them but the variables (exported ones; the manifest rarely says which)."""
         if subshell:

@@ -4,8 +4,6 @@ hands a script to a shell (`sh -c`, `su -c`). meshlint/mesh/facts/shell.py reads
 the shell runs it.
 """
 
-from __future__ import annotations
-
 import re
 from bisect import bisect_right
 from collections.abc import Callable

@@ -11,8 +11,6 @@ not in the manifest, only the annotations that ask for them are (reference §18.
   in to Vault (bank-vaults/vault-secrets-webhook `pkg/webhook/pod.go` `getInitContainers`).
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
