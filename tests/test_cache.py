@@ -446,3 +446,43 @@ def test_the_code_key_is_the_same_for_the_same_rules_and_another_for_others():
     rules = load_rules()
     assert cachekeys.code_fingerprint(rules) == cachekeys.code_fingerprint(list(rules))
     assert cachekeys.code_fingerprint(rules[:-1]) != cachekeys.code_fingerprint(rules)
+
+
+SURROGATE_NAMED = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "web\\ud800", namespace: shop}
+spec:
+  template:
+    metadata: {annotations: {sidecar.istio.io/inject: "true"}}
+    spec:
+      containers: [{name: web, image: web:1}]
+"""
+
+
+def test_names_that_are_not_utf8_are_keyed_like_any_other(tmp_path, monkeypatch):
+    # A lone surrogate written as an escape in a name (a sign of Istio, so part of the first pass's
+    # facts), and a file whose name is not UTF-8: each made the cache's key raise, an internal error.
+    monkeypatch.chdir(tmp_path)
+    folder = tree(tmp_path)
+    (folder / "web.yaml").write_text(SURROGATE_NAMED)
+    with open(os.path.join(os.fsencode(folder), b"odd\xff.yaml"), "w") as odd:
+        odd.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd, namespace: shop}\n")
+    cold = check(folder, tmp_path / "cache")
+    warm = check(folder, tmp_path / "cache")
+    assert cold[0] == 1 and '"ML101"' in cold[1] and '"resources": 4' in cold[1]
+    assert warm == cold and list((tmp_path / "cache").glob("results-*.lines"))
+
+
+def test_a_run_without_a_cache_loads_no_cache_code(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "worker.yaml").write_text(WORKER)
+    show = (
+        "import sys; from meshlint.cli import main\n"
+        "try: main(['check', 'worker.yaml', '--no-cache'])\n"
+        "except SystemExit: pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('meshlint.engine.cache')))"
+    )
+    out = subprocess.run([sys.executable, "-c", show], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"

@@ -84,7 +84,7 @@ class ResultCache:
     @staticmethod
     def file_key(path: str, content: str, flags: str) -> str:
         """A file's key: its bytes' digest (`content_digest`), its path and how the run treats it."""
-        return content_digest(f"{content}\0{path}\0{flags}".encode())
+        return content_digest(f"{content}\0{path}\0{flags}".encode("utf-8", "surrogatepass"))
 
     def get(self, key: str) -> FileResult | None:
         name = key.encode()
@@ -131,11 +131,11 @@ def open_cache(directory: str, plan: Plan, code: str, facts: str) -> ResultCache
     """The cache bucket of this run: everything besides the file that a file's result depends on.
     `code` is `code_fingerprint` of the run's rules."""
     digest = hasher()
-    digest.update(code.encode())
+    digest.update(code.encode("utf-8", "surrogatepass"))
     for governed in plan.governing.all():
-        digest.update(stable(governed.config).encode())
+        digest.update(stable(governed.config).encode("utf-8", "surrogatepass"))
     plan_facts = (plan.stdin_name, plan.unseen, plan.context_named, plan.root, plan.report_unused, sorted(plan.known), os.getcwd(), facts)
-    digest.update(stable(plan_facts).encode())
+    digest.update(stable(plan_facts).encode("utf-8", "surrogatepass"))
     return ResultCache(directory, str(digest.hexdigest()))
 
 

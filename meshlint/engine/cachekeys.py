@@ -41,13 +41,13 @@ def content_digest(data: bytes) -> str:
 def code_fingerprint(rules: list[Any]) -> str:
     """meshlint's code and the rules' modules, as installed: version, module sizes and times."""
     digest = hasher()
-    digest.update(f"{__version__}\0{sys.version}\0".encode())
+    digest.update(f"{__version__}\0{sys.version}\0".encode("utf-8", "surrogatepass"))
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     modules: list[str] = []
     modules_below(package, modules)
-    digest.update("".join(sorted(modules)).encode())
+    digest.update("".join(sorted(modules)).encode("utf-8", "surrogatepass"))
     for rule in rules:
-        digest.update(f"{rule.code}\0{rule.name}\0{rule.severity}\0{rule.scopes}\0{rule.check.__module__}.{rule.check.__qualname__}\0".encode())
+        digest.update(f"{rule.code}\0{rule.name}\0{rule.severity}\0{rule.scopes}\0{rule.check.__module__}.{rule.check.__qualname__}\0".encode("utf-8", "surrogatepass"))
         module = sys.modules.get(rule.check.__module__)
         source = getattr(module, "__file__", None)
         if source and not source.startswith(package):
@@ -87,7 +87,7 @@ def _stat_into(digest: Any, path: str) -> None:
         info = os.stat(path)
     except OSError:
         return
-    digest.update(_stamp(path, info).encode())
+    digest.update(_stamp(path, info).encode("utf-8", "surrogatepass"))
 
 
 def _stamp(path: str, info: os.stat_result) -> str:
@@ -109,42 +109,15 @@ def stable(value: Any) -> str:
     return repr(value)
 
 
-class Facts:
-    """The first pass's facts as a hash, or nothing at all in a run without a cache. `known` is a
-    digest taken back (a kept first pass, or the mesh.context files' part of one): it is the digest
-    until more is read, and then the seed of the rest."""
-
-    def __init__(self, kept: bool, known: str = "") -> None:
-        self.digest: Any = None
-        self.known = known  # the digest a kept first pass had (FirstPass): this run's, unless more is read
-        if kept:
-            self.digest = hasher()
-
-    @property
-    def wanted(self) -> bool:
-        """Whether facts are hashed at all: a run without a cache need not even make them."""
-        return self.digest is not None
-
-    def update(self, data: bytes) -> None:
-        if self.digest is not None:
-            if self.known:
-                self.digest.update(self.known.encode())
-                self.known = ""
-            self.digest.update(data)
-
-    def hexdigest(self) -> str:
-        return self.known or (str(self.digest.hexdigest()) if self.digest is not None else "")
-
-
 def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...], files: list[str], fragments: frozenset[str], digests: dict[str, str]) -> str:
     """Everything the first pass of a run over folders depends on: meshlint's code (`code`), every
     config, the mesh.context files' bytes and every input's. The inputs' digests go into `digests`,
     so that the second pass keys its files without reading them again."""
     digest = hasher()
-    digest.update(code.encode())
+    digest.update(code.encode("utf-8", "surrogatepass"))
     for governed in governing.all():
-        digest.update(stable(governed.config).encode())
-    digest.update(stable((mesh_config, sorted(fragments), os.getcwd())).encode())
+        digest.update(stable(governed.config).encode("utf-8", "surrogatepass"))
+    digest.update(stable((mesh_config, sorted(fragments), os.getcwd())).encode("utf-8", "surrogatepass"))
     context_files = [*mesh_config, *(path for governed in governing.all() for path in governed.config.mesh_context)]
     for inputs_now, paths in ((False, context_files), (True, files)):
         for path in paths:
@@ -156,7 +129,7 @@ def first_pass_key(code: str, governing: Governing, mesh_config: tuple[str, ...]
                 if inputs_now:
                     digests[path] = content
             chart = inputs.helm_chart_of(path) if inputs_now else None  # a Chart.yaml beside its folder makes it a template
-            digest.update(f"{inputs_now}\0{path}\0{content}\0{chart}\0".encode())
+            digest.update(f"{inputs_now}\0{path}\0{content}\0{chart}\0".encode("utf-8", "surrogatepass"))
     return str(digest.hexdigest())
 
 
@@ -176,9 +149,9 @@ def context_files_key(code: Callable[[], str], governing: Governing, mesh_config
     if size < CONTEXT_FROM:
         return None
     digest = hasher()
-    digest.update(code().encode())
+    digest.update(code().encode("utf-8", "surrogatepass"))
     for governed in governing.all():
-        digest.update(stable(governed.config).encode())
-    digest.update(stable((mesh_config, os.getcwd())).encode())
-    digest.update("".join(parts).encode())
+        digest.update(stable(governed.config).encode("utf-8", "surrogatepass"))
+    digest.update(stable((mesh_config, os.getcwd())).encode("utf-8", "surrogatepass"))
+    digest.update("".join(parts).encode("utf-8", "surrogatepass"))
     return str(digest.hexdigest())

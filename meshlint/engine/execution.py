@@ -9,12 +9,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from meshlint.engine import parallel
-from meshlint.engine.cache import ResultCache, check_cached, hits_first
 from meshlint.engine.filecheck import check_file, contained
 from meshlint.engine.plan import Plan
 from meshlint.engine.results import FileResult
 
 if TYPE_CHECKING:
+    from meshlint.engine.cache import ResultCache
+
     Checker = Callable[[Plan, str, bytes | None], FileResult]
 
 
@@ -23,12 +24,17 @@ def second_pass(plan: Plan, checked: list[str], jobs: int, cache: ResultCache | 
     byte for byte for any number of jobs)."""
     stream = _one_stream(plan, checked, jobs)
     checker: Checker = partial(_check_stream, jobs=jobs) if stream else check_file
-    check = contained(partial(checker, plan) if cache is None else partial(check_cached, plan, cache, checker))
+    if cache is None:
+        check = contained(partial(checker, plan))
+        if stream or not parallel.worth_forking(checked, jobs):
+            return map(check, checked)  # each file's garbage goes as the next is read
+        return parallel.check_files(check, checked, jobs)
+    from meshlint.engine.cache import check_cached, hits_first  # only a run that keeps results loads the cache
+
+    check = contained(partial(check_cached, plan, cache, checker))
     if stream or not parallel.worth_forking(checked, jobs):
-        return map(check, checked)  # each file's garbage goes as the next is read
-    if cache is not None:
-        return hits_first(plan, cache, checked, check, jobs)
-    return parallel.check_files(check, checked, jobs)
+        return map(check, checked)
+    return hits_first(plan, cache, checked, check, jobs)
 
 
 def _one_stream(plan: Plan, checked: list[str], jobs: int) -> bool:

@@ -8,12 +8,10 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint.config import Config, ConfigError
 from meshlint.engine import parallel, reach
-from meshlint.engine.cache import FirstPass
-from meshlint.engine.cachekeys import Facts, content_digest
 from meshlint.engine.filecheck import internal_error
 from meshlint.engine.governance import Governing
 from meshlint.engine.plan import Progress
@@ -28,6 +26,9 @@ from meshlint.model.prefilter import kind_lines, might_hold_context, might_show_
 from meshlint.model.resource import Resource, resources_of
 from meshlint.source import inputs
 from meshlint.source.loader import LoadedFile, decode, each_chunk, load_chunks, load_file
+
+if TYPE_CHECKING:
+    from meshlint.engine.cache import FirstPass
 
 # What one file gives the first pass: the facts it gave, whether it holds a mesh-wide source, the digest
 # of its bytes, and a note when an unexpected error cut its reading short.
@@ -137,7 +138,7 @@ class ContextPass:
             data = inputs.read(path)
         except OSError as err:
             raise ConfigError(f"{display}: cannot read mesh context file: {err.strerror or err}") from err
-        self.facts.update(f"context file\0{display}\0{folder}\0".encode())
+        self.facts.update(f"context file\0{display}\0{folder}\0".encode("utf-8", "surrogatepass"))
         self.facts.update(data)
         loaded = load_file(path, display, data, input_file=False)  # messages name it as the user would
         resources = [r for d in loaded.documents for r in resources_of(d)]
@@ -218,7 +219,7 @@ class ContextPass:
             data = stdin if path == inputs.STDIN and stdin is not None else inputs.read(path)
         except OSError:
             return facts, source, None, None  # the second pass reports it
-        read = content_digest(data) if self.digests is not None else None
+        read = _digest(data) if self.digests is not None else None
         name = self.top.config.stdin_filename or inputs.STDIN_NAME if path == inputs.STDIN else path
         folder = self.as_input.get(inputs.real(path)) if path != inputs.STDIN else None
         place = Place.of(name, folder) if folder is not None else None
@@ -236,8 +237,8 @@ class ContextPass:
                     mesh.note_sign(resource)
                     continue
                 if self.facts.wanted:
-                    facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode())
-                    facts.append(chunk.encode())
+                    facts.append(f"\0{name}\0{folder}\0{resource.document.line}\0".encode("utf-8", "surrogatepass"))
+                    facts.append(chunk.encode("utf-8", "surrogatepass"))
                 mesh.add(resource, place)
                 source = source or reach.is_mesh_wide(resource)
         except Exception as err:  # a bug of meshlint's that this input meets: it costs this file's context only
@@ -247,7 +248,7 @@ class ContextPass:
     def facts_digest(self) -> str:
         """What the mesh context was made of, ending with the sign of Istio it settled on."""
         if not self._signed:
-            self.facts.update(f"\0signs\0{self.mesh.sign_digest()}\0".encode())
+            self.facts.update(f"\0signs\0{self.mesh.sign_digest()}\0".encode("utf-8", "surrogatepass"))
             self._signed = True
         return self.facts.hexdigest()
 
@@ -296,3 +297,36 @@ def _config_sign(config: Config) -> Setting[str] | None:
     return None
 
 
+def _digest(data: bytes) -> str:
+    from meshlint.engine.cachekeys import content_digest
+
+    return content_digest(data)
+
+
+class Facts:
+    """The first pass's facts as a hash, or nothing at all in a run without a cache. `known` is a
+    digest taken back (a kept first pass, or the mesh.context files' part of one): it is the digest
+    until more is read, and then the seed of the rest."""
+
+    def __init__(self, kept: bool, known: str = "") -> None:
+        self.digest: Any = None
+        self.known = known  # the digest a kept first pass had (FirstPass): this run's, unless more is read
+        if kept:
+            from meshlint.engine.cachekeys import hasher  # a run without a cache loads no cache code
+
+            self.digest = hasher()
+
+    @property
+    def wanted(self) -> bool:
+        """Whether facts are hashed at all: a run without a cache need not even make them."""
+        return self.digest is not None
+
+    def update(self, data: bytes) -> None:
+        if self.digest is not None:
+            if self.known:
+                self.digest.update(self.known.encode("utf-8", "surrogatepass"))
+                self.known = ""
+            self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        return self.known or (str(self.digest.hexdigest()) if self.digest is not None else "")

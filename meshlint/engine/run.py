@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshlint.config import Config
 from meshlint.configset import ConfigSet
 from meshlint.engine import reach
-from meshlint.engine.cache import FirstPass, ResultCache, open_cache, worth_caching
-from meshlint.engine.cachefiles import Folder
-from meshlint.engine.cachekeys import code_fingerprint, context_files_key, first_pass_key
 from meshlint.engine.execution import second_pass
 from meshlint.engine.firstpass import ContextPass, whole
 from meshlint.engine.governance import Governance, Governing, bind
@@ -29,6 +26,10 @@ from meshlint.rule import Rule
 from meshlint.source import inputs, walk
 from meshlint.source.kustomize import kustomizations, patch_fragments
 from meshlint.source.units import Units, find_units
+
+if TYPE_CHECKING:
+    from meshlint.engine.cache import FirstPass, ResultCache
+    from meshlint.engine.cachefiles import Folder
 
 
 def run(
@@ -61,7 +62,7 @@ def _run(
     keep = _Keeping(governing, rules, tuple(mesh_config), given, cache_dir)
     read = _first_pass(given, governing, keep, beyond, jobs, progress)
     plan = _plan(given, governing, rules, keep, read, beyond)
-    cache = open_cache(keep.cache_dir, plan, keep.code, read.context.facts_digest() + read.units.digest()) if keep.cache_dir else None
+    cache = keep.results(plan, read)
     report, conflicts = _check(plan, given, read, cache, jobs, progress)
     _said_once(plan, report, read.units, conflicts, read.checked, jobs, beyond, diff_files)
     return report
@@ -108,22 +109,43 @@ class _Keeping:
 
     def __init__(self, governing: Governing, rules: list[Rule], mesh_config: tuple[str, ...], given: _Given, cache_dir: str | Callable[[], str] | None) -> None:
         self.governing, self.rules, self.mesh_config = governing, rules, mesh_config
-        self.folder = Folder(cache_dir, given.notes)
-        self.cache_dir = self.folder.get() if self.folder.wanted and worth_caching(given.files, given.stdin) else None
-        self.code = code_fingerprint(rules) if self.cache_dir is not None else ""
+        self.folder: Folder | None = None
+        self.cache_dir: str | None = None
+        self.code = ""
         self.digests: dict[str, str] = {}
+        if cache_dir is not None:  # a run that keeps nothing loads no cache code
+            from meshlint.engine.cache import worth_caching
+            from meshlint.engine.cachefiles import Folder
+            from meshlint.engine.cachekeys import code_fingerprint
+
+            self.folder = Folder(cache_dir, given.notes)
+            self.cache_dir = self.folder.get() if worth_caching(given.files, given.stdin) else None
+            self.code = code_fingerprint(rules) if self.cache_dir is not None else ""
 
     def first_pass(self, given: _Given, fragments: frozenset[str]) -> tuple[FirstPass | None, FirstPass | None]:
         """Where the whole first pass is kept, or else where the mesh.context files' reading is."""
+        if self.folder is None:
+            return None, None
+        from meshlint.engine.cache import FirstPass
+        from meshlint.engine.cachekeys import code_fingerprint, context_files_key, first_pass_key
+
         if self.cache_dir is not None and not given.named and given.stdin is None:
             key = first_pass_key(self.code, self.governing, self.mesh_config, given.files, fragments, self.digests)
             return FirstPass(self.cache_dir, key), None
-        if self.folder.wanted:  # a pre-commit run, say: its big mesh.context files are read once
-            files_key = context_files_key(lambda: self.code or code_fingerprint(self.rules), self.governing, self.mesh_config, given.taken)
-            keep_dir = self.folder.get() if files_key is not None else None
-            if keep_dir is not None and files_key is not None:
-                return None, FirstPass(keep_dir, files_key, "contextfiles")
+        # A pre-commit run, say: its big mesh.context files are read once.
+        files_key = context_files_key(lambda: self.code or code_fingerprint(self.rules), self.governing, self.mesh_config, given.taken)
+        keep_dir = self.folder.get() if files_key is not None else None
+        if keep_dir is not None and files_key is not None:
+            return None, FirstPass(keep_dir, files_key, "contextfiles")
         return None, None
+
+    def results(self, plan: Plan, read: _Read) -> ResultCache | None:
+        """The result cache the second pass reads and fills, keyed by the run's code and facts."""
+        if self.cache_dir is None:
+            return None
+        from meshlint.engine.cache import open_cache
+
+        return open_cache(self.cache_dir, plan, self.code, read.context.facts_digest() + read.units.digest())
 
 
 class _Read:

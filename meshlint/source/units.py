@@ -86,9 +86,9 @@ class Units:
         """What the units are, for the key of kept results: a file moved into an overlay is judged anew."""
         hashed = hashlib.sha256()
         for file, names in sorted(self._members.items()):
-            hashed.update(f"{file}\0{sorted(names)}\0".encode())
+            hashed.update(f"{file}\0{sorted(names)}\0".encode("utf-8", "surrogatepass"))
         for sign in self.signs:
-            hashed.update(f"{sign}\0".encode())
+            hashed.update(f"{sign}\0".encode("utf-8", "surrogatepass"))
         return hashed.hexdigest()[:16]
 
     def __getstate__(self) -> dict[str, Any]:
