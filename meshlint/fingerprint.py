@@ -76,10 +76,14 @@ def fingerprint(path: str, resource: ResourceId | None, code: str, node_path: st
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def fingerprinted(findings: Iterable[Finding], root: str) -> list[Finding]:
+def fingerprinted(findings: Iterable[Finding], root: str, marks: bool = True) -> list[Finding]:
     """One file's findings, sorted, each with its fingerprint. Findings that share every input are
-    numbered in that order (by line, then as the rules found them), which lines added above keep."""
+    numbered in that order (by line, then as the rules found them), which lines added above keep.
+    Without `marks` (no output, baseline, --fix or cache of the run reads them: `Plan.marks`) they are
+    only sorted."""
     ordered = sorted(findings, key=_ORDER)
+    if not marks:
+        return ordered
     seen: dict[tuple[str, ResourceId | None, str, str], int] = {}
     paths: dict[str, str] = {}  # a file's findings share its path
     result = []

@@ -178,7 +178,7 @@ class FileCheck:
             self.used.add((suppression.position, suppression.entry_for(rule)))
             return
         source = source_line(lines, issue.position.line)
-        self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline))
+        self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline, self.plan.marks))
 
     def merge(self, part: Range) -> None:
         """A later range of the same stream, checked elsewhere."""
@@ -216,7 +216,7 @@ class FileCheck:
         result.summary = summary
         result.unparsed = bool(loaded.problems)
         result.conflicts = self.conflicts
-        result.findings = fingerprinted(file_findings + self.findings, self.plan.root)
+        result.findings = fingerprinted(file_findings + self.findings, self.plan.root, self.plan.marks)
         result.notes.extend(self._suppression_notes())
         return result
 
@@ -289,8 +289,11 @@ def source_line(lines: Sequence[str], line: int) -> str | None:
 
 
 def finding(
-    rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n"
+    rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n",
+    marks: bool = True,
 ) -> Finding:
+    """A check's issue as a finding of its rule. Its node path is worked out only with `marks`
+    (`Plan.marks`: some output reads it, through the fingerprint)."""
     severity = configured or issue.severity or rule.severity
     position = issue.position
     # A fix edits the file the finding is in, and writes line breaks as that file does.
@@ -308,6 +311,6 @@ def finding(
         source=source,
         rendered_from=resource.rendered_from if resource is not None else None,
         related=tuple(p for p in dict.fromkeys(issue.related) if p != position),
-        node_path=sys.intern(resource.root.path_to(position)) if resource is not None else "",  # they repeat too
+        node_path=sys.intern(resource.root.path_to(position)) if resource is not None and marks else "",  # they repeat too
         fix=fix,
     )

@@ -31,6 +31,9 @@ class Plan:
     known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
     report_unused: bool  # list suppression entries that silenced nothing
     digests: dict[str, str]  # inputs' content digests, when the first pass's cache key read them
+    # Whether findings carry their node paths and fingerprints: only JSON, SARIF and GitLab reports,
+    # the baseline, --fix and the result cache read them (report.READS_MARKS).
+    marks: bool
 
     def __init__(
         self,
@@ -49,6 +52,7 @@ class Plan:
         known: frozenset[str],
         report_unused: bool,
         digests: dict[str, str] | None = None,
+        marks: bool = True,
     ) -> None:
         self.stdin = stdin
         self.stdin_name = stdin_name
@@ -65,6 +69,7 @@ class Plan:
         self.known = known
         self.report_unused = report_unused
         self.digests = {} if digests is None else digests
+        self.marks = marks
 
     def of(self, path: str) -> Governance:
         return self.governed.get(path) or self.governing.of(path)

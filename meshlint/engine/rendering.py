@@ -58,7 +58,7 @@ def judge_rendered(plan: "Plan", report: "Report", units: Units, checked: list[s
     rules = plan.governing.rules()
     outcome = apply(
         report.findings, units, roots, renderer, lambda path, text: check_file(plan, path, text).findings, names, rules,
-        lambda found: fingerprinted(found, plan.root), plan.governing.top.config.max_file_size, jobs,
+        lambda found: fingerprinted(found, plan.root, plan.marks), plan.governing.top.config.max_file_size, jobs,
     )
     report.findings = outcome.findings
     failed = sorted(outcome.failed)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 def run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
     cache_dir: str | Callable[[], str] | None = None, progress: Progress | None = None, diff_files: frozenset[str] | None = None,
+    marks: bool = True,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -45,15 +46,16 @@ def run(
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
     run, and take this run's from it where nothing they depend on changed (engine/cache.py).
     `progress`: told of each file the first pass reads and each the second checks. `diff_files`: the real
-    paths a `--diff-base` run reports on: only the overlays that reach one are rendered."""
+    paths a `--diff-base` run reports on: only the overlays that reach one are rendered. `marks`: some
+    output reads the findings' node paths and fingerprints (a run that keeps results always makes them)."""
     top = configs.top if isinstance(configs, ConfigSet) else configs
     with inputs.at_work(top.max_file_size):
-        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress, diff_files)
+        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress, diff_files, marks)
 
 
 def _run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
-    cache_dir: str | Callable[[], str] | None, progress: Progress | None, diff_files: frozenset[str] | None = None,
+    cache_dir: str | Callable[[], str] | None, progress: Progress | None, diff_files: frozenset[str] | None = None, marks: bool = True,
 ) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
@@ -61,7 +63,7 @@ def _run(
     given = _gather(paths or ["."], governing)
     keep = _Keeping(governing, rules, tuple(mesh_config), given, cache_dir)
     read = _first_pass(given, governing, keep, beyond, jobs, progress)
-    plan = _plan(given, governing, rules, keep, read, beyond)
+    plan = _plan(given, governing, rules, keep, read, beyond, marks or keep.cache_dir is not None)
     cache = keep.results(plan, read)
     report, conflicts = _check(plan, given, read, cache, jobs, progress)
     _said_once(plan, report, read.units, conflicts, read.checked, jobs, beyond, diff_files)
@@ -218,7 +220,7 @@ def _reach_beyond(read: _Read, given: _Given, governing: Governing, sources: set
             read.extra.extend(more)
 
 
-def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping, read: _Read, beyond: bool) -> Plan:
+def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping, read: _Read, beyond: bool, marks: bool) -> Plan:
     top = governing.top.config
     return Plan(
         stdin=given.stdin,
@@ -236,6 +238,7 @@ def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
         digests=keep.digests,
+        marks=marks,
     )
 
 

@@ -33,8 +33,8 @@ def check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
         items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if is_mesh_config(r)]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, governed.contexts[rule.code]):
-                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line)))
-    result.findings = fingerprinted(findings, plan.root)
+                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line), marks=plan.marks))
+    result.findings = fingerprinted(findings, plan.root, plan.marks)
     return result
 
 
@@ -47,7 +47,7 @@ def check_run(plan: Plan, subject: MeshRun) -> list[Finding]:
     for rule in plan.governing.rules():
         if RUN in rule.scopes:
             findings.extend(_said(plan, rule, rule.check(subject, (top.contexts.get(rule.code) or _any_context(plan, rule))), lines))
-    return fingerprinted(findings, plan.root)
+    return fingerprinted(findings, plan.root, plan.marks)
 
 
 def _said(plan: Plan, rule: Rule, issues: Iterable[Issue], read: dict[str, tuple[list[str], str]]) -> list[Finding]:
@@ -101,7 +101,7 @@ def combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[st
 
         said = combine(members, units_of, sources.at)
         made = [f for f in said if isinstance(f, Finding)]  # members kept as found, or reworded
-        made.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root))
+        made.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root, plan.marks))
         if held_in:  # what rendering found: the units of a combined finding are its members' own
             for found in made:
                 places = {found.position, *found.related}

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from meshlint.findings import Finding
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
+# The formats that print a finding's fingerprint (which its node path goes into): a run that writes
+# none of them, keeps no results and has no baseline or --fix makes neither (engine/plan.py `marks`).
+READS_MARKS = frozenset({"json", "sarif", "gitlab"})
 
 # C0 and C1 control characters but tab and newline, lone surrogates, the two non-characters XML
 # refuses, and the bidirectional controls and line separators. A manifest can hold them in a
