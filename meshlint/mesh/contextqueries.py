@@ -37,6 +37,7 @@ from meshlint.source.units import Units
 
 if TYPE_CHECKING:
     from meshlint.mesh.sidecars import SidecarConfig, SidecarScope
+    from meshlint.model.resource import Resource
 
 TAG_WEBHOOK_PREFIX = "istio-revision-tag-"
 SETTINGS_KEPT = 64  # places whose settings `settings_at` remembers: a folder, or a file that holds a source
@@ -267,6 +268,14 @@ class ContextQueries:
         units = self.units_of
         seen = self.sidecars if units is None else [s for s in self.sidecars if visible(s.place, place, units)]
         return scope_of(seen, namespace, labels, place, root if root is not None else self.options.root_namespace)
+
+    def sidecar_of(self, resource: Resource) -> SidecarConfig | None:
+        """The Sidecar `resource` declares, as this context read it (read here only for a resource the
+        first pass never saw)."""
+        from meshlint.mesh.sidecars import read_sidecar, sidecar_position
+
+        at = sidecar_position(resource)
+        return next((s for s in self.sidecars if s.position == at), None) or read_sidecar(resource, Place.of(resource.path))
 
     def sidecar_clashes(self, sidecar: SidecarConfig) -> list[SidecarConfig]:
         """The other Sidecars applied with this one (read from the same resource) that match every pod

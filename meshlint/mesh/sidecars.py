@@ -103,7 +103,6 @@ def read_sidecar(resource: Resource, place: Place) -> SidecarConfig | None:
         hosts = tuple(Setting(h.text, h.pos) for h in listener.get("hosts").elements() if h.text)
         egress.append(EgressListener(port, hosts))
     mode = spec.path("outboundTrafficPolicy", "mode")
-    name = resource.root.path("metadata", "name")
     return SidecarConfig(
         name=resource.name,
         namespace=resource.namespace,
@@ -112,8 +111,14 @@ def read_sidecar(resource: Resource, place: Place) -> SidecarConfig | None:
         egress=tuple(egress),
         outbound_policy=Setting(mode.text, mode.pos) if mode.exists and mode.text else None,
         place=place,
-        position=name.pos if name.exists else resource.root.pos,
+        position=sidecar_position(resource),
     )
+
+
+def sidecar_position(resource: Resource) -> Position:
+    """Where a Sidecar is said to be: its name, or the object where it has none."""
+    name = resource.root.path("metadata", "name")
+    return name.pos if name.exists else resource.root.pos
 
 
 def _matches(entry: str, own_namespace: str, namespace: str, name: str, fqdn: str) -> bool:

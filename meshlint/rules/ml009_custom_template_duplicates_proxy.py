@@ -102,12 +102,12 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 
 @rule(code="ML009", name="custom-template-duplicates-proxy", severity=Severity.ERROR, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.native_sidecar or not workload.mesh.injection_templates:
+    if not workload.native_sidecar or not ctx.mesh.injection_templates:
         return
     names, node = injection_templates(workload.template)
     if node is None or "sidecar" not in names:
         return
-    custom = [n for n in names if workload.mesh.injection_templates.get(n) == "containers"]
+    custom = [n for n in names if ctx.mesh.injection_templates.get(n) == "containers"]
     if not custom:
         return
     native = workload.native

@@ -103,7 +103,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     if exclude.parsed.problem is not None:
         return  # the injector rejects the pod; ML404 reports it
     # An admission webhook's port: its one client, the API server, is outside the mesh and cannot speak mTLS.
-    admission = workload.mesh.admission_ports(workload.template)
+    admission = ctx.mesh.admission_ports(workload.template)
     bypassed = [p for p in exclude.parsed.items if p not in ALWAYS_EXCLUDED_INBOUND and p not in admission]
     if bypassed:
         ports, verb = _ports(bypassed)

@@ -68,7 +68,6 @@ from typing import TYPE_CHECKING
 from meshlint.findings import Issue, Position, Severity
 from meshlint.mesh.linkerd import INJECT_ANNOTATION
 from meshlint.model.kinds import WORKLOAD_KINDS
-from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 from meshlint.source.document import Node
@@ -85,7 +84,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
         if label is not None and INJECT_ANNOTATION not in resource.annotations:
             yield _label(label.key_pos or label.pos, f"{resource.kind} {resource.name}", "metadata.annotations", _relabel(resource.root, resource.metadata))
         return
-    templates = pod_templates(resource)
+    templates = resource.pod_templates
     if not templates:
         return
     missing = [t for t in templates if INJECT_ANNOTATION not in t.annotations()]

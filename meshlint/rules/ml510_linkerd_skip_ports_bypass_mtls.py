@@ -81,7 +81,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     proxy = workload.linkerd_proxy
     inbound = _beyond_default(proxy.skip_inbound, proxy.default_skip_ports, proxy.own_ports)
     if inbound:
-        governed = _governed(workload, proxy.skip_inbound.value)
+        governed = _governed(workload, ctx, proxy.skip_inbound.value)
         policy = f"; Server {governed} governs a skipped port, and its policy is never enforced there" if governed else ""
         yield Issue(
             workload.point_at(proxy.skip_inbound),
@@ -124,11 +124,11 @@ def _beyond_default(setting: Setting[str], default: str, own: frozenset[int]) ->
     return ",".join(parts)
 
 
-def _governed(workload: WorkloadView, skipped: str | None) -> str:
+def _governed(workload: WorkloadView, ctx: RuleContext, skipped: str | None) -> str:
     """A Server selecting this pod whose port is skipped inbound (by number, or by container port name)."""
     ranges = port_ranges(skipped)
     named = {name: number for c in workload.template.containers for number, name, _ in c.ports if name}
-    for server in workload.mesh.linkerd_servers_for(workload.template):
+    for server in ctx.mesh.linkerd_servers_for(workload.template):
         port = named.get(server.port) if isinstance(server.port, str) else server.port
         if isinstance(port, int) and any(low <= port <= high for low, high in ranges):
             return server.name

@@ -63,7 +63,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.scope import Place
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
@@ -77,15 +76,13 @@ if TYPE_CHECKING:
 @rule(code="ML603", name="sidecar-selection-ambiguous", severity=Severity.ERROR, scope=(WORKLOAD, RESOURCE), kinds=WORKLOAD_KINDS | {"Sidecar"})
 def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]:
     if isinstance(subject, WorkloadView):
-        yield from _workload(subject)
+        yield from _workload(subject, ctx)
     else:
         yield from _sidecar(subject, ctx)
 
 
 def _sidecar(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
-    from meshlint.mesh.sidecars import read_sidecar
-
-    sidecar = read_sidecar(resource, Place.of(resource.path))
+    sidecar = ctx.mesh.sidecar_of(resource)
     if sidecar is None:
         return
     others = ctx.mesh.sidecar_clashes(sidecar)
@@ -106,8 +103,8 @@ def _sidecar(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
     )
 
 
-def _workload(workload: WorkloadView) -> Iterator[Issue]:
-    if not workload.istio_sidecar or not workload.mesh.sidecars:
+def _workload(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
+    if not workload.istio_sidecar or not ctx.mesh.sidecars:
         return
     from meshlint.mesh.sidecars import nested
 

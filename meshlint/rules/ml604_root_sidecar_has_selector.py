@@ -50,16 +50,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from meshlint.findings import Issue, Severity
-from meshlint.mesh.scope import Place
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 
 
 @rule(code="ML604", name="root-sidecar-has-selector", severity=Severity.WARNING, scope=RESOURCE, kinds={"Sidecar"})
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
-    from meshlint.mesh.sidecars import read_sidecar  # only runs that hold a Sidecar read one
-
-    sidecar = read_sidecar(resource, Place.of(resource.path))
+    sidecar = ctx.mesh.sidecar_of(resource)
     root = ctx.mesh_options.root_namespace
     if sidecar is None or sidecar.namespace != root or sidecar.selector is None or sidecar.selector_position is None:
         return

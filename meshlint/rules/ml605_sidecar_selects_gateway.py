@@ -77,7 +77,7 @@ from meshlint.rule import WORKLOAD, RuleContext, rule
 
 @rule(code="ML605", name="sidecar-selects-gateway", severity=Severity.WARNING, scope=WORKLOAD, kinds=WORKLOAD_KINDS)
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
-    if not workload.istio_gateway or not workload.mesh.sidecars:
+    if not workload.istio_gateway or not ctx.mesh.sidecars:
         return
     sidecar = workload.sidecar_scope.sidecar
     if sidecar is None or not sidecar.selector or sidecar.selector_position is None:
