@@ -93,7 +93,7 @@ def check(report_flags: list[tuple[str, str]], **values: Any) -> None:
     rules = load_rules()
     _check_selectors(rules, {"--select": o.select, "--ignore": o.ignore, "--extend-select": o.extend_select, "--extend-ignore": o.extend_ignore})
     _started()
-    report, fixing, unwritten = _lint(o, configs, rules, kept, _reads_marks(o, reports, kept))
+    report, fixing, unwritten = _lint(o, configs, rules, kept, _reads(o, reports, kept))
     report.unsafe_fixes = o.unsafe_fixes
     notes = [f"{s.path}: skipped: {s.reason}" for s in report.summary.skipped_inputs[skipped_on_stdout(reports, o.quiet):]]
     notes += report.notes + fixing
@@ -218,15 +218,19 @@ class _Kept:
         return notes
 
 
-def _reads_marks(o: CheckOptions, reports: list[tuple[str, str | None]], kept: _Kept) -> bool:
-    """Does anything of this run read the findings' node paths and fingerprints: a report that prints
-    them, the baseline (written or applied), or the rounds of --fix and --diff?"""
-    from meshlint.report import READS_MARKS
+def _reads(o: CheckOptions, reports: list[tuple[str, str | None]], kept: _Kept) -> Any:
+    """What of the findings this run reads: node paths and fingerprints where a report prints them,
+    the baseline is written or applied, or --fix and --diff run their rounds; fixes where a report
+    shows or counts them, or --fix and --diff apply them."""
+    from meshlint.engine.plan import Reads
+    from meshlint.report import READS_FIXES, READS_MARKS
 
-    return o.fix or o.show_diff or bool(kept.file or kept.write) or any(f in READS_MARKS for f, _ in reports)
+    rounds = o.fix or o.show_diff
+    formats = {f for f, _ in reports}
+    return Reads(rounds or bool(kept.file or kept.write) or bool(formats & READS_MARKS), rounds or bool(formats & READS_FIXES))
 
 
-def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept, marks: bool) -> tuple[Any, list[str], list[str]]:
+def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept, reads: Any) -> tuple[Any, list[str], list[str]]:
     """The run, or the rounds of --fix; --diff prints its diff and exits here. The report, the notes of
     fixing, and the files --fix could not write (a line each: their findings stay, and the run fails)."""
     from meshlint.engine.run import run
@@ -246,7 +250,7 @@ def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept, ma
         try:
             return run(
                 list(o.paths) or ["."], configs, rules, o.mesh_config, jobs=o.jobs or _cores(), cache_dir=where, progress=progress,
-                diff_files=frozenset(changed.lines) if changed is not None else None, marks=marks,
+                diff_files=frozenset(changed.lines) if changed is not None else None, reads=reads,
             )
         finally:
             if progress is not None:

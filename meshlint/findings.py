@@ -1,7 +1,8 @@
 """Values that flow out of the rules: positions, severities and findings."""
 
 import enum
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from meshlint.fix.edits import Fix
@@ -43,6 +44,22 @@ class ResourceId(NamedTuple):
         return f"{self.kind} {ns}{self.name}"
 
 
+class FixRecipe(NamedTuple):
+    """How a finding's fix is made: the rule's builder and what it builds from. The engine makes it
+    only when something of the run reads fixes (`Plan.fixes`), so the fixing code loads only then."""
+
+    build: Callable[..., "Fix | None"]
+    args: tuple[Any, ...]
+
+    def made(self) -> "Fix | None":
+        return self.build(*self.args)
+
+
+def recipe(build: Callable[..., "Fix | None"], *args: Any) -> FixRecipe:
+    """`fix=recipe(builder, *args)` in an Issue: the fix `builder(*args)` makes, when asked for."""
+    return FixRecipe(build, args)
+
+
 class Issue(NamedTuple):
     """What a rule yields: where, what, how to fix; the engine adds the rule's identity."""
 
@@ -51,7 +68,7 @@ class Issue(NamedTuple):
     help: str
     severity: Severity | None = None  # None: the rule's configured severity
     related: tuple[Position, ...] = ()  # the origins the message cites (a mesh-wide drain, a Service)
-    fix: "Fix | None" = None  # text edits that settle it (meshlint.fix), when the rule can make them
+    fix: FixRecipe | None = None  # how to make the text edits that settle it (meshlint.fix), when the rule can
 
 
 class Finding(NamedTuple):

@@ -178,7 +178,7 @@ class FileCheck:
             self.used.add((suppression.position, suppression.entry_for(rule)))
             return
         source = source_line(lines, issue.position.line)
-        self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline, self.plan.marks))
+        self.findings.append(finding(rule, issue, governed.severities[rule.code], about, source, self.loaded.newline, self.plan.marks, self.plan.fixes))
 
     def merge(self, part: Range) -> None:
         """A later range of the same stream, checked elsewhere."""
@@ -290,14 +290,15 @@ def source_line(lines: Sequence[str], line: int) -> str | None:
 
 def finding(
     rule: Rule, issue: Issue, configured: Severity | None, resource: Resource | None, source: str | None, newline: str = "\n",
-    marks: bool = True,
+    marks: bool = True, fixes: bool = True,
 ) -> Finding:
     """A check's issue as a finding of its rule. Its node path is worked out only with `marks`
-    (`Plan.marks`: some output reads it, through the fingerprint)."""
+    (`Plan.marks`: some output reads it, through the fingerprint), its fix made only with `fixes`."""
     severity = configured or issue.severity or rule.severity
     position = issue.position
+    made = issue.fix.made() if issue.fix is not None and fixes else None
     # A fix edits the file the finding is in, and writes line breaks as that file does.
-    fix = issue.fix.with_newline(newline) if issue.fix is not None and issue.fix.path == position.path else None
+    fix = made.with_newline(newline) if made is not None and made.path == position.path else None
     return Finding(
         path=position.path,
         line=position.line,

@@ -4,6 +4,7 @@ input's configuration, and what the run decided about its inputs. Worker process
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from meshlint.engine.governance import Governance, Governing
 from meshlint.mesh.context import MeshContext
@@ -11,6 +12,16 @@ from meshlint.mesh.context import MeshContext
 # Told of each file as a step of the run gets through it: files done, files found, and the step's
 # word ("read", "checked"); what a watching person sees of a long run (meshlint/progress.py).
 Progress = Callable[[int, int, str], None]
+
+
+class Reads(NamedTuple):
+    """What of its findings something of a run reads besides their place and words."""
+
+    marks: bool = True  # node paths and fingerprints (report.READS_MARKS, the baseline, --fix)
+    fixes: bool = True  # fixes (report.READS_FIXES, --fix)
+
+
+EVERYTHING = Reads()
 
 
 class Plan:
@@ -31,9 +42,10 @@ class Plan:
     known: frozenset[str]  # every rule's code and name (and ALL), upper-cased: suppressions may name them
     report_unused: bool  # list suppression entries that silenced nothing
     digests: dict[str, str]  # inputs' content digests, when the first pass's cache key read them
-    # Whether findings carry their node paths and fingerprints: only JSON, SARIF and GitLab reports,
-    # the baseline, --fix and the result cache read them (report.READS_MARKS).
+    # Whether findings carry their node paths and fingerprints, and their fixes: made only where
+    # something reads them (`Reads`); a run that keeps its results keeps both.
     marks: bool
+    fixes: bool
 
     def __init__(
         self,
@@ -52,7 +64,7 @@ class Plan:
         known: frozenset[str],
         report_unused: bool,
         digests: dict[str, str] | None = None,
-        marks: bool = True,
+        reads: Reads = EVERYTHING,
     ) -> None:
         self.stdin = stdin
         self.stdin_name = stdin_name
@@ -69,7 +81,7 @@ class Plan:
         self.known = known
         self.report_unused = report_unused
         self.digests = {} if digests is None else digests
-        self.marks = marks
+        self.marks, self.fixes = reads
 
     def of(self, path: str) -> Governance:
         return self.governed.get(path) or self.governing.of(path)

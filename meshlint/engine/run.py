@@ -17,7 +17,7 @@ from meshlint.engine import reach
 from meshlint.engine.execution import second_pass
 from meshlint.engine.firstpass import ContextPass, whole
 from meshlint.engine.governance import Governance, Governing, bind
-from meshlint.engine.plan import Plan, Progress
+from meshlint.engine.plan import EVERYTHING, Plan, Progress, Reads
 from meshlint.engine.results import Report, SkippedInput, Summary
 from meshlint.engine.runwide import check_context_file, check_run, combined, order
 from meshlint.fingerprint import repository_root
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str] = (), jobs: int = 1, beyond: bool = True,
     cache_dir: str | Callable[[], str] | None = None, progress: Progress | None = None, diff_files: frozenset[str] | None = None,
-    marks: bool = True,
+    reads: Reads = EVERYTHING,
 ) -> Report:
     """Two passes. The first reads only what the mesh context needs (context files, and the documents of
     the inputs that could be Namespaces, Services, PeerAuthentications or mesh config); the second
@@ -46,16 +46,16 @@ def run(
     off, a file is a world of its own (a rule's fixture). `cache_dir`: keep results there for the next
     run, and take this run's from it where nothing they depend on changed (engine/cache.py).
     `progress`: told of each file the first pass reads and each the second checks. `diff_files`: the real
-    paths a `--diff-base` run reports on: only the overlays that reach one are rendered. `marks`: some
-    output reads the findings' node paths and fingerprints (a run that keeps results always makes them)."""
+    paths a `--diff-base` run reports on: only the overlays that reach one are rendered. `reads`: what of
+    the findings the run's outputs read (a run that keeps its results makes everything)."""
     top = configs.top if isinstance(configs, ConfigSet) else configs
     with inputs.at_work(top.max_file_size):
-        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress, diff_files, marks)
+        return _run(paths, configs, rules, mesh_config, jobs, beyond, cache_dir, progress, diff_files, reads)
 
 
 def _run(
     paths: list[str], configs: Config | ConfigSet, rules: list[Rule], mesh_config: Iterable[str], jobs: int, beyond: bool,
-    cache_dir: str | Callable[[], str] | None, progress: Progress | None, diff_files: frozenset[str] | None = None, marks: bool = True,
+    cache_dir: str | Callable[[], str] | None, progress: Progress | None, diff_files: frozenset[str] | None = None, reads: Reads = EVERYTHING,
 ) -> Report:
     inputs.forget_paths()
     configs = configs if isinstance(configs, ConfigSet) else ConfigSet(configs, forced=True)
@@ -63,7 +63,7 @@ def _run(
     given = _gather(paths or ["."], governing)
     keep = _Keeping(governing, rules, tuple(mesh_config), given, cache_dir)
     read = _first_pass(given, governing, keep, beyond, jobs, progress)
-    plan = _plan(given, governing, rules, keep, read, beyond, marks or keep.cache_dir is not None)
+    plan = _plan(given, governing, rules, keep, read, beyond, reads if keep.cache_dir is None else EVERYTHING)
     cache = keep.results(plan, read)
     report, conflicts = _check(plan, given, read, cache, jobs, progress)
     _said_once(plan, report, read.units, conflicts, read.checked, jobs, beyond, diff_files)
@@ -220,7 +220,7 @@ def _reach_beyond(read: _Read, given: _Given, governing: Governing, sources: set
             read.extra.extend(more)
 
 
-def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping, read: _Read, beyond: bool, marks: bool) -> Plan:
+def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping, read: _Read, beyond: bool, reads: Reads) -> Plan:
     top = governing.top.config
     return Plan(
         stdin=given.stdin,
@@ -238,7 +238,7 @@ def _plan(given: _Given, governing: Governing, rules: list[Rule], keep: _Keeping
         known=frozenset(["ALL"] + [r.code.upper() for r in rules] + [r.name.upper() for r in rules]),
         report_unused=top.report_unused_suppressions,
         digests=keep.digests,
-        marks=marks,
+        reads=reads,
     )
 
 

@@ -33,7 +33,7 @@ def check_context_file(plan: Plan, loaded: LoadedFile) -> FileResult:
         items = [ResourceSubjects(r, plan.mesh, governed.options) for d in loaded.documents for r in resources_of(d) if is_mesh_config(r)]
         for subject, about, _ in subjects(rule, loaded, items):
             for issue in rule.check(subject, governed.contexts[rule.code]):
-                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line), marks=plan.marks))
+                findings.append(finding(rule, issue, governed.severities[rule.code], about, source_line(loaded.lines, issue.position.line), marks=plan.marks, fixes=plan.fixes))
     result.findings = fingerprinted(findings, plan.root, plan.marks)
     return result
 
@@ -71,7 +71,7 @@ def _said(plan: Plan, rule: Rule, issues: Iterable[Issue], read: dict[str, tuple
         if comment_suppression(lines, issue.position, rule) is not None:
             continue
         # A fix writes new lines as its file ends its own.
-        findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines, issue.position.line), newline))
+        findings.append(finding(rule, issue, governed.severities[rule.code], None, source_line(lines, issue.position.line), newline, fixes=plan.fixes))
     return findings
 
 

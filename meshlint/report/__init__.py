@@ -19,6 +19,8 @@ FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 # The formats that print a finding's fingerprint (which its node path goes into): a run that writes
 # none of them, keeps no results and has no baseline or --fix makes neither (engine/plan.py `marks`).
 READS_MARKS = frozenset({"json", "sarif", "gitlab"})
+# The formats that show a finding's fix, mark it fixable or count the fixable ones.
+READS_FIXES = frozenset({"text", "concise", "json", "sarif"})
 
 # C0 and C1 control characters but tab and newline, lone surrogates, the two non-characters XML
 # refuses, and the bidirectional controls and line separators. A manifest can hold them in a

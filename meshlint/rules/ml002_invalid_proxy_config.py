@@ -76,7 +76,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Position, Severity
+from meshlint.findings import Issue, Position, Severity, recipe
 from meshlint.mesh.facts.proxyconfig import ProxyConfigAnnotation
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import WorkloadView
@@ -94,7 +94,7 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
         # Type errors in the mesh-wide defaultConfig; unknown keys there are reported by ML004.
         for problem in subject.default_config_problems:
             if not problem.unknown_key:
-                fix = _retype_mesh(subject, problem.field)
+                fix = recipe(_retype_mesh, subject, problem.field)
                 yield Issue(problem.position, f"defaultConfig: {problem.message}; Istio cannot parse this mesh config", _RETYPE, fix=fix)
         return
     annotation = subject.annotation
@@ -112,10 +112,10 @@ def check(subject: WorkloadView | MeshSource, ctx: RuleContext) -> Iterator[Issu
         if schema_problem.unknown_key:
             hint = schema_problem.suggestion
             help_text = f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant"
-            fix = _rename(annotation, schema_problem.field, hint) if hint else None
-            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING, fix=fix)
+            renamed = recipe(_rename, annotation, schema_problem.field, hint) if hint else None
+            yield Issue(schema_problem.position, schema_problem.message, help_text, Severity.WARNING, fix=renamed)
         else:
-            fix = _retype(annotation, schema_problem.field)
+            fix = recipe(_retype, annotation, schema_problem.field)
             yield Issue(schema_problem.position, f"{schema_problem.message}; the injector rejects the pod", _RETYPE, fix=fix)
 
 

@@ -74,7 +74,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.istio import INJECTED_STATUS_ANNOTATION, NAMESPACE_ONLY_LABELS, is_pod_key
 from meshlint.model.kinds import JOBSET, WORKLOAD_KINDS
 from meshlint.model.pod import PodTemplate
@@ -99,7 +99,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
                     value.key_pos or value.pos,
                     f"{singular} {key} is on the {resource.kind}'s {where}; Istio reads it only from the pod template, so it has no effect",
                     f"move it to {resource.template_path}.{field}",
-                    fix=_move(resource, field, key, metadata),
+                    fix=recipe(_move, resource, field, key, metadata),
                 )
     for template in templates:
         for key in NAMESPACE_ONLY_LABELS:

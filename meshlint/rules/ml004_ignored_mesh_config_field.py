@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.facts import proxyconfig
 from meshlint.mesh.sources import MeshSource
 from meshlint.mesh.workload import HOLD
@@ -81,7 +81,7 @@ def check(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
                 node.key_pos or node.pos,
                 f"meshConfig.{key} is not a MeshConfig field; Istio ignores it silently",
                 f"move it under meshConfig.defaultConfig.{name}",
-                fix=_move(source, source.mesh_config, str(key), name),
+                fix=recipe(_move, source, source.mesh_config, str(key), name),
             )
     for problem in source.default_config_problems:
         if not problem.unknown_key:
@@ -92,7 +92,7 @@ def check(source: MeshSource, ctx: RuleContext) -> Iterator[Issue]:
             problem.position,
             f"defaultConfig.{problem.field} is not a ProxyConfig field; Istio ignores it silently{tail}",
             f"rename it to {hint!r}" if hint else "remove it, or check the ProxyConfig reference for the field you meant",
-            fix=_rename(source, problem.field, hint) if hint else None,
+            fix=recipe(_rename, source, problem.field, hint) if hint else None,
         )
 
 

@@ -84,7 +84,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Finding, Issue, Position, Severity
+from meshlint.findings import Finding, Issue, Position, Severity, recipe
 from meshlint.mesh.workload import HOLD, WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -137,7 +137,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         related=(source,) if source is not None else (),
         # Kept when the workload is said on its own (`group: false`, or no mesh-wide source to set and
         # no other workload): made only then.
-        fix=hold_fix(workload) if source is None or ctx.options.get("group") is False else None,
+        fix=recipe(hold_fix, workload) if source is None or ctx.options.get("group") is False else None,
     )
 
 
@@ -195,7 +195,7 @@ def _grouped(members: list[Finding], units: tuple[str, ...], source: MeshSource 
         f"holdApplicationUntilProxyStarts is {off}: {said}; none shows a call out at startup that needs the hold on that workload alone",
         f"set meshConfig.defaultConfig.holdApplicationUntilProxyStarts: true {where}: every pod then waits for its proxy",
         related=tuple(Position(f.path, f.line, f.column) for f in members),
-        fix=_hold_fix(source) if source is not None else None,
+        fix=recipe(_hold_fix, source) if source is not None else None,
     )
 
 

@@ -92,7 +92,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.istio import PROXY_CONFIG_ANNOTATION
 from meshlint.mesh.options import at_least
 from meshlint.mesh.setting import origins
@@ -154,7 +154,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{HOLD_HELP}, {native_hint(workload)}",
         Severity.ERROR,
         related=origins(workload.hold),
-        fix=hold_fix(workload),
+        fix=recipe(hold_fix, workload),
     )
 
 

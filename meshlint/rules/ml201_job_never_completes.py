@@ -82,7 +82,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.istio import ARGO_KILL_COMMAND, ARGO_KILL_COMMAND_ANNOTATION, NATIVE_ANNOTATION
 from meshlint.mesh.options import at_least
 from meshlint.mesh.workload import WorkloadView
@@ -129,7 +129,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"{workload.template.title} never completes{workload.classification.assumed_note}: its classic istio-proxy sidecar keeps running after "
         f"{after}, because nothing POSTs to localhost:15020/quitquitquit{tail}",
         f"{NATIVE_FIRST}, {advice}",
-        fix=_native(workload),
+        fix=recipe(_native, workload),
     )
 
 
@@ -145,7 +145,7 @@ def _argo(workload: WorkloadView) -> Iterator[Issue]:
         f"image, and this proxy image has none ({no_shell.value}, {no_shell.where}), so the pod keeps running after the step",
         f"add the pod annotation {ARGO_KILL_COMMAND_ANNOTATION}: '{ARGO_KILL_COMMAND}' (the quit runs inside the proxy "
         "container, where pilot-agent is), or keep workflow pods out of the mesh",
-        fix=_kill_command(workload),
+        fix=recipe(_kill_command, workload),
     )
 
 

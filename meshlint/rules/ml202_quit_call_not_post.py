@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -83,7 +83,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             call.position,
             f"container {call.container.name!r} calls /quitquitquit without POST (`{call.command}`): the proxy answers 405 and keeps running",
             _FIX.get(call.tool, "send the request as a POST"),
-            fix=_post(call),
+            fix=recipe(_post, call),
         )
 
 

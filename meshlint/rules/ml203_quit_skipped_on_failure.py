@@ -69,7 +69,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.rule import WORKLOAD, RuleContext, rule
@@ -91,7 +91,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
                 call.position,
                 f"container {call.container.name!r} quits the proxy only when the work succeeds (`{call.command}`): {call.skipped_on_failure}",
                 "make the quit run however the script ends: `trap 'curl -fsS -X POST http://localhost:15020/quitquitquit' EXIT` at the top",
-                fix=_trap(call),
+                fix=recipe(_trap, call),
             )
 
 

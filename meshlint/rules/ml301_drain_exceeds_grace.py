@@ -72,7 +72,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.facts.durations import format_seconds
 from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN
 from meshlint.mesh.setting import Setting, origins
@@ -106,7 +106,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         f"set terminationGracePeriodSeconds above {format_seconds(drain.value)} plus the app's own shutdown time, "
         f"or lower {name} below the grace period",
         related=origins(drain, grace, exit_on_zero),
-        fix=_longer_grace(workload, drain),
+        fix=recipe(_longer_grace, workload, drain),
     )
 
 

@@ -76,7 +76,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint import numbers
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.facts.interception import Knob, parse, parse_ports
 from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, NATIVE_ANNOTATION, STATUS_PORT_ANNOTATION
 from meshlint.mesh.options import at_least
@@ -114,7 +114,7 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
     for item in subject.interception.values():
         where = item.problem_position
         if where is not None and item.knob.kind != "free":
-            fix = _without_spaces(item.node, item.knob) if item.node is not None else None
+            fix = recipe(_without_spaces, item.node, item.knob) if item.node is not None else None
             yield Issue(where, f'{item.knob.annotation} "{item.setting.value}": {item.parsed.problem}; {REJECTED}', _fix(item.knob), fix=fix)
     annotations = {k: v for k, v in template.annotations().items() if isinstance(v.value, str)}
     port = annotations.get(STATUS_PORT_ANNOTATION)
@@ -240,7 +240,7 @@ def _not_strings(where: str, labels: dict[str, Node], annotations: dict[str, Nod
                 node.pos,
                 f"{where} {field[:-1]} {key} is the {kind} {written}, not a string: the API server rejects the manifest",
                 f'quote it: {key}: "{written}"',
-                fix=_quoted(node, written, quote) if kind != "mapping or list" else None,
+                fix=recipe(_quoted, node, written, quote) if kind != "mapping or list" else None,
             )
 
 

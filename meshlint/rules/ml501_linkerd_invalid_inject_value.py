@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.linkerd import INJECT_ANNOTATION, INJECT_VALUES
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import WORKLOAD_KINDS
@@ -77,7 +77,7 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
                 f'{INJECT_ANNOTATION}: "{node.value}" on the pod template of {subject.template.title} is not enabled, disabled '
                 "or ingress: Linkerd's proxy injector does not inject the pod, so it runs without a proxy and without mTLS",
                 HELP,
-                fix=_meant(node),
+                fix=recipe(_meant, node),
             )
         return
     if subject.kind != "Namespace":
@@ -89,7 +89,7 @@ def check(subject: WorkloadView | Resource, ctx: RuleContext) -> Iterator[Issue]
             f'{INJECT_ANNOTATION}: "{node.value}" on Namespace {subject.name} is not enabled, disabled or ingress: Linkerd '
             "injects no pod in this namespace, not even pods annotated enabled",
             HELP,
-            fix=_meant(node),
+            fix=recipe(_meant, node),
         )
 
 

@@ -65,7 +65,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Position, Severity
+from meshlint.findings import FixRecipe, Issue, Position, Severity, recipe
 from meshlint.mesh.linkerd import INJECT_ANNOTATION
 from meshlint.model.kinds import WORKLOAD_KINDS
 from meshlint.model.resource import Resource
@@ -82,7 +82,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
     label = resource.labels.get(INJECT_ANNOTATION)
     if resource.kind in {"Namespace", "Pod"}:
         if label is not None and INJECT_ANNOTATION not in resource.annotations:
-            yield _label(label.key_pos or label.pos, f"{resource.kind} {resource.name}", "metadata.annotations", _relabel(resource.root, resource.metadata))
+            yield _label(label.key_pos or label.pos, f"{resource.kind} {resource.name}", "metadata.annotations", recipe(_relabel, resource.root, resource.metadata))
         return
     templates = resource.pod_templates
     if not templates:
@@ -100,20 +100,20 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
                 f"annotation {INJECT_ANNOTATION}: {node.text} is on the {resource.kind}'s own {where}; Linkerd reads it only from "
                 "the pod template (or the namespace), so the pods are not injected",
                 f"move it to {resource.template_path}.annotations",
-                fix=_to_pod(resource, "annotations") if own_metadata else None,
+                fix=recipe(_to_pod, resource, "annotations") if own_metadata else None,
             )
         node = metadata.get("labels").string_map().get(INJECT_ANNOTATION)
         if node is not None and missing:
-            fix = _to_pod(resource, "labels") if own_metadata else None
+            fix = recipe(_to_pod, resource, "labels") if own_metadata else None
             yield _label(node.key_pos or node.pos, f"the {resource.kind}'s own {where}", f"{resource.template_path}.annotations", fix)
     for template in templates:
         node = template.labels().get(INJECT_ANNOTATION)
         if node is not None and INJECT_ANNOTATION not in template.annotations():
-            fix = _relabel(resource.root, template.metadata) if len(templates) == 1 else None
+            fix = recipe(_relabel, resource.root, template.metadata) if len(templates) == 1 else None
             yield _label(node.key_pos or node.pos, f"the pod template of {template.title}", "the pod template's annotations", fix)
 
 
-def _label(position: Position, where: str, to: str, fix: Fix | None = None) -> Issue:
+def _label(position: Position, where: str, to: str, fix: FixRecipe | None = None) -> Issue:
     return Issue(
         position,
         f"{INJECT_ANNOTATION} is a label on {where}; Linkerd reads only the annotation, so it injects nothing",

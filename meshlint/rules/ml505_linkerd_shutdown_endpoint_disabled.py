@@ -68,7 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from meshlint.findings import Issue, Severity
+from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.facts.linkerdproxy import native_annotation_for
 from meshlint.mesh.linkerd import ADMIN_SHUTDOWN
 from meshlint.mesh.setting import origins
@@ -99,7 +99,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
             f"enable native sidecars with the pod annotation {native_annotation_for(proxy.version)}, which need no shutdown call; "
             f"or add the pod annotation {ADMIN_SHUTDOWN}: enabled (or Helm proxy.enableShutdownEndpoint: true)",
             related=origins(endpoint),
-            fix=_enable(workload),
+            fix=recipe(_enable, workload),
         )
 
 
