@@ -32,9 +32,9 @@ def test_a_scope_is_its_name_wherever_text_is_read():
 
 
 RULES_FOLDER = Path(meshlint.rules.__file__).parent
-# Facts the mesh context or the resource already hold, read once for the run: a rule asks for them
-# (`ctx.mesh.sidecar_of`, `resource.pod_templates`), never reads them again itself.
-READ_ONCE = {"read_sidecar", "pod_templates"}
+# Facts the mesh context already holds, read once for the run: a rule asks for them
+# (`ctx.mesh.sidecar_of`), never reads them again itself.
+READ_ONCE = {"read_sidecar"}
 
 
 @pytest.mark.parametrize("module", sorted(p.name for p in RULES_FOLDER.glob("ml*.py")))

@@ -11,7 +11,7 @@ from meshlint.mesh.options import MeshOptions
 from meshlint.mesh.sources import MeshSource, is_mesh_config, mesh_source
 from meshlint.mesh.workload import WorkloadView
 from meshlint.mesh.workloadbuild import build_view
-from meshlint.model.pod import PodTemplate
+from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import FILE, MESH_CONFIG, RESOURCE, WORKLOAD, Rule
 from meshlint.source.loader import LoadedFile
@@ -25,7 +25,7 @@ class ResourceSubjects:
     def __init__(self, resource: Resource, mesh: MeshContext, options: MeshOptions | None = None) -> None:
         self.resource = resource
         # A pod template without containers (a patch fragment, a test fixture) is not a workload.
-        pods = [t for t in resource.pod_templates if t.containers] if resource.is_workload else []
+        pods = [t for t in pod_templates(resource) if t.containers] if resource.is_workload else []
         self.views: list[WorkloadView] = [build_view(mesh, t, options) for t in pods]
         self.source: MeshSource | None = mesh_source(resource) if is_mesh_config(resource) else None
         # Each of the three ways a rule may see this resource, indexed by AS_VIEWS, AS_SOURCE and

@@ -7,7 +7,7 @@ from meshlint.fix import mapping
 from meshlint.fix import text as src
 from meshlint.fix.edits import Edit
 from meshlint.fix.mapping import Change, Content
-from meshlint.model.pod import PodTemplate
+from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 
@@ -45,7 +45,7 @@ def move_to_pod(resource: Resource, key: str, field: str = "annotations", to: st
     comments and quoting); the emptied field goes. When the template already has the same value only
     the ignored copy goes; when it says otherwise, or the kind has several pod templates, no change:
     which was meant is for a person to say."""
-    templates = resource.pod_templates
+    templates = pod_templates(resource)
     if len(templates) != 1 or templates[0].argo:
         return None
     template, target = templates[0], to or field

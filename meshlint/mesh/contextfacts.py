@@ -25,6 +25,7 @@ from meshlint.mesh.sources import (
     mesh_source,
 )
 from meshlint.model.kinds import HELM_VALUES
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 from meshlint.source.units import Units
@@ -300,7 +301,7 @@ def _mesh_config_sign(resource: Resource) -> Setting[str] | None:
 
 def _pod_sign(resource: Resource) -> Setting[str] | None:
     """An injected istio-proxy, or an Istio key on a pod template (wave-2 spec §W1)."""
-    for template in resource.pod_templates:
+    for template in pod_templates(resource):
         for container in template.all_containers:
             if container.name == PROXY_CONTAINER:
                 return Setting(f"an {PROXY_CONTAINER} container in {resource.kind} {resource.name or '(unnamed)'}", container.position)

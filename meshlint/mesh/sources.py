@@ -13,6 +13,7 @@ from meshlint.mesh.facts.proxyconfig import SchemaProblem
 from meshlint.mesh.istio import EXIT_ON_ZERO, MINIMUM_DRAIN, NATIVE_ENV, REV_LABEL
 from meshlint.mesh.setting import Setting
 from meshlint.model.kinds import HELM_VALUES, MESH_CONFIG_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.source.document import Node
 from meshlint.source.embedded import parse_embedded
@@ -283,7 +284,7 @@ def _configmap(resource: Resource, source: MeshSource) -> bool:
 
 def _istiod(resource: Resource, source: MeshSource) -> None:
     """The env of istiod's `discovery` container; the revision from its `istio.io/rev` label, else its name."""
-    for template in resource.pod_templates:
+    for template in pod_templates(resource):
         for container in template.containers:
             if container.name != ISTIOD_CONTAINER:
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from meshlint.findings import ResourceId
 from meshlint.memo import cached_property
@@ -19,9 +19,6 @@ from meshlint.model.kinds import (
     WORKLOAD_KINDS,
 )
 from meshlint.source.document import Document, Node
-
-if TYPE_CHECKING:
-    from meshlint.model.pod import PodTemplate
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 
@@ -62,14 +59,6 @@ class Resource:
     def annotations(self) -> dict[str, Node]:
         """The object's own annotations (a controller's, not its pods')."""
         return self.metadata.get("annotations").string_map()
-
-    @cached_property
-    def pod_templates(self) -> tuple[PodTemplate, ...]:
-        """The pods this resource creates (`model.pod.pod_templates`), made once for the views, the
-        rules and the fixes that ask."""
-        from meshlint.model.pod import pod_templates  # the pod model builds on this one
-
-        return tuple(pod_templates(self))
 
     @property
     def rendered_from(self) -> str | None:

@@ -71,13 +71,13 @@ have no fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from meshlint.findings import Issue, Severity, recipe
 from meshlint.mesh.istio import INJECTED_STATUS_ANNOTATION, NAMESPACE_ONLY_LABELS, is_pod_key
 from meshlint.model.kinds import JOBSET, WORKLOAD_KINDS
-from meshlint.model.pod import PodTemplate
+from meshlint.model.pod import PodTemplate, pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
 
 @rule(code="ML003", name="misplaced-pod-annotation", severity=Severity.ERROR, scope=RESOURCE, kinds=WORKLOAD_KINDS, fix="safe")
 def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
-    templates = resource.pod_templates
+    templates = pod_templates(resource)
     for metadata, where in _metadata_the_injector_never_sees(resource):
         for field in ("annotations", "labels"):
             for key, value in metadata.get(field).string_map().items():
@@ -125,7 +125,7 @@ def _metadata_the_injector_never_sees(resource: Resource) -> Iterator[tuple[Node
             yield job.path("template", "metadata"), f"Job template metadata (job {job.get('name').text or '(unnamed)'})"
 
 
-def _every_pod_says(templates: Sequence[PodTemplate], field: str, key: str, text: str | None) -> bool:
+def _every_pod_says(templates: list[PodTemplate], field: str, key: str, text: str | None) -> bool:
     """Do the pods carry the same key with the same value? Then the ignored copy changes nothing."""
     if not templates:
         return False

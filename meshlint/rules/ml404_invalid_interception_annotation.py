@@ -82,6 +82,7 @@ from meshlint.mesh.istio import INJECT, INTERCEPTION_MODE, INTERCEPTION_MODES, N
 from meshlint.mesh.options import at_least
 from meshlint.mesh.workload import WorkloadView
 from meshlint.model.kinds import ARGO_WORKFLOW_KINDS, JOBSET, WORKLOAD_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, WORKLOAD, RuleContext, rule
 from meshlint.source.document import Node
@@ -221,7 +222,7 @@ def _first_pod(workload: WorkloadView) -> bool:
     checked on its own, and the resource's own metadata is said once, with the first."""
     if workload.owner.kind != JOBSET and workload.owner.kind not in ARGO_WORKFLOW_KINDS:
         return True  # one pod template
-    templates = workload.owner.pod_templates
+    templates = pod_templates(workload.owner)
     return not templates or templates[0].node.pos == workload.template.node.pos
 
 

@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING
 from meshlint.findings import FixRecipe, Issue, Position, Severity, recipe
 from meshlint.mesh.linkerd import INJECT_ANNOTATION
 from meshlint.model.kinds import WORKLOAD_KINDS
+from meshlint.model.pod import pod_templates
 from meshlint.model.resource import Resource
 from meshlint.rule import RESOURCE, RuleContext, rule
 from meshlint.source.document import Node
@@ -84,7 +85,7 @@ def check(resource: Resource, ctx: RuleContext) -> Iterator[Issue]:
         if label is not None and INJECT_ANNOTATION not in resource.annotations:
             yield _label(label.key_pos or label.pos, f"{resource.kind} {resource.name}", "metadata.annotations", recipe(_relabel, resource.root, resource.metadata))
         return
-    templates = resource.pod_templates
+    templates = pod_templates(resource)
     if not templates:
         return
     missing = [t for t in templates if INJECT_ANNOTATION not in t.annotations()]
