@@ -6,6 +6,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from meshlint.fix.edits import Fix
+else:
+    # The NamedTuples below evaluate their annotations when made, and typing compiles a quoted one:
+    # at run time Fix stands for any value, and the fixing code is not loaded for a type.
+    Fix = Any
 
 
 class Severity(enum.IntEnum):
@@ -48,14 +52,14 @@ class FixRecipe(NamedTuple):
     """How a finding's fix is made: the rule's builder and what it builds from. The engine makes it
     only when something of the run reads fixes (`Plan.fixes`), so the fixing code loads only then."""
 
-    build: Callable[..., "Fix | None"]
+    build: Callable[..., Fix | None]
     args: tuple[Any, ...]
 
-    def made(self) -> "Fix | None":
+    def made(self) -> Fix | None:
         return self.build(*self.args)
 
 
-def recipe(build: Callable[..., "Fix | None"], *args: Any) -> FixRecipe:
+def recipe(build: Callable[..., Fix | None], *args: Any) -> FixRecipe:
     """`fix=recipe(builder, *args)` in an Issue: the fix `builder(*args)` makes, when asked for."""
     return FixRecipe(build, args)
 
@@ -88,7 +92,7 @@ class Finding(NamedTuple):
     related: tuple[Position, ...] = ()  # cited origins other than `position` (SARIF relatedLocations)
     node_path: str = ""  # where in its resource it points (`spec.template.metadata`); "" for the root
     fingerprint: str = ""  # stable across line shifts and path spellings (meshlint.fingerprint)
-    fix: "Fix | None" = None  # its edits use the file's own line breaks
+    fix: Fix | None = None  # its edits use the file's own line breaks
 
     def fixable(self, unsafe: bool = False) -> bool:
         """`--fix` would apply its fix (with `unsafe`: `--fix --unsafe-fixes` would)."""
