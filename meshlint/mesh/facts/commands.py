@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from meshlint.mesh.facts.quitcalls import QuitCall
     from meshlint.mesh.facts.shellwords import Command
 
-# The kinds of calls that tell a proxy to exit.
-ISTIO_QUIT = "istio-quit"  # POST localhost:15020/quitquitquit (or Envoy admin's 15000)
-LINKERD_SHUTDOWN = "linkerd-shutdown"  # POST localhost:4191/shutdown
 # Text without which a container makes no call to a proxy's quit or shutdown endpoint.
 QUIT_MARKERS = ("quitquitquit", "shutdown", "scuttle", "linkerd-await")
 
@@ -84,12 +81,12 @@ class CommandModel:
     @property
     def quit_calls(self) -> list[QuitCall]:
         """The calls to Istio's /quitquitquit (whether they can work or not)."""
-        return [c for c in self.shutdown_calls if c.kind == ISTIO_QUIT]
+        return [c for c in self.shutdown_calls if c.to_istio]
 
     @property
     def linkerd_shutdown_calls(self) -> list[QuitCall]:
         """The calls to Linkerd's /shutdown: a POST to localhost:4191, `linkerd-await --shutdown`."""
-        return [c for c in self.shutdown_calls if c.kind == LINKERD_SHUTDOWN]
+        return [c for c in self.shutdown_calls if not c.to_istio]
 
     @cached_property
     def startup_calls(self) -> list[Evidence]:

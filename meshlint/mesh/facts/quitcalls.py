@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.facts import addresses
-from meshlint.mesh.facts.commands import ISTIO_QUIT, LINKERD_SHUTDOWN
 from meshlint.mesh.facts.httpcalls import curl_request, wget_request
 from meshlint.mesh.facts.shellwords import Command, Word, basename, unwrap
 
@@ -24,6 +23,9 @@ if TYPE_CHECKING:
     from meshlint.mesh.facts.environment import Environment
     from meshlint.model.pod import Container
 
+# The kinds of calls that tell a proxy to exit.
+ISTIO_QUIT = "istio-quit"  # POST localhost:15020/quitquitquit (or Envoy admin's 15000)
+LINKERD_SHUTDOWN = "linkerd-shutdown"  # POST localhost:4191/shutdown
 ISTIO_QUIT_PORTS = (15020, 15000)
 HEALTH_PORT = 15021
 LINKERD_ADMIN_PORT = 4191
@@ -48,6 +50,11 @@ class QuitCall(NamedTuple):
     trap: tuple[str, ...]  # the signals of the trap that runs it; () when the script runs it
     dropped: str | None  # why it never runs (an `exec` replaced the shell, it follows `exit`)
     problem: str | None  # why it cannot make the proxy exit even when it runs
+
+    @property
+    def to_istio(self) -> bool:
+        """A call to Istio's /quitquitquit (the other kind is Linkerd's /shutdown)."""
+        return self.kind == ISTIO_QUIT
 
     @property
     def is_post(self) -> bool:
