@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from meshlint.findings import Position
@@ -56,9 +56,9 @@ def _searched(value: Any, table: PositionTable, target: tuple[int, int], shifted
         below = depth + 1
         children: list[tuple[Any, Any]] = []
         if isinstance(value, dict):
-            best = _best_among(_mapping_entries(value, ref, raw_maps.get(id(value), {})), below, target, at, best, children)
+            best = _best_in_mapping(value, ref, below, raw_maps.get(id(value), {}), target, at, best, children)
         elif isinstance(value, list):
-            best = _best_among(_sequence_items(value, ref, raw_seqs.get(id(value), [])), below, target, at, best, children)
+            best = _best_in_sequence(value, ref, below, raw_seqs.get(id(value), []), target, at, best, children)
         if prune:  # nothing below a container that starts after the target can start before it
             children = [c for c in children if _before(raw_starts.get(id(c[0])), target)]
         # In document order, so a shared (aliased) container is named where its anchor stands.
@@ -66,29 +66,37 @@ def _searched(value: Any, table: PositionTable, target: tuple[int, int], shifted
     return best[2]
 
 
-def _mapping_entries(value: dict[Any, Any], ref: Any, marks: RawMap) -> Iterator[tuple[Any, Any, tuple[Mark, ...]]]:
-    """Each entry of a mapping as (its reference, its value, the marks it may be placed at): the key,
-    then its value (on a tie the key wins); none where the reader kept no marks (a way down only)."""
-    for key, child in value.items():
-        entry = marks.get(key)
-        yield (ref, key, None, False), child, (entry[0], entry[1]) if entry is not None else ()
-
-
-def _sequence_items(value: list[Any], ref: Any, items: RawSeq) -> Iterator[tuple[Any, Any, tuple[Mark, ...]]]:
-    """Each item of a sequence as (its reference, its value, its start)."""
-    for n, child in enumerate(value):
-        yield (ref, n, child, True), child, (items[n][0],) if n < len(items) else ()
-
-
-def _best_among(
-    entries: Iterator[tuple[Any, Any, tuple[Mark, ...]]], depth: int, target: tuple[int, int], at: _Placing, best: _Best,
-    children: list[tuple[Any, Any]],
+def _best_in_mapping(
+    value: dict[Any, Any], ref: Any, depth: int, marks: RawMap, target: tuple[int, int], at: _Placing, best: _Best, children: list[tuple[Any, Any]]
 ) -> _Best:
-    """The latest-starting, then deepest, of `best` and `entries` (of one container, at `depth`) that
-    start at or before `target`; the entries that are containers are added to `children`, in order."""
+    """The latest-starting, then deepest, of `best` and the keys and values of `value` (entries at
+    `depth`, below `ref`) that start at or before `target`; `value`'s own containers are added to
+    `children`, in order. An entry the reader kept no marks for is never a place, only a way down."""
     best_start, best_depth, best_ref = best
-    for child_ref, child, marks in entries:
-        for mark in marks:
+    for key, child in value.items():
+        child_ref = (ref, key, None, False)
+        entry = marks.get(key)
+        if entry is not None:
+            for mark in (entry[0], entry[1]):  # the key, then its value: on a tie the key wins
+                start = (mark.line, mark.column) if at is None else at(mark)
+                if start <= target and (start, depth) > (best_start, best_depth):
+                    best_start, best_depth, best_ref = start, depth, child_ref
+        if isinstance(child, (dict, list)):
+            children.append((child, child_ref))
+    return best_start, best_depth, best_ref
+
+
+def _best_in_sequence(
+    value: list[Any], ref: Any, depth: int, items: RawSeq, target: tuple[int, int], at: _Placing, best: _Best, children: list[tuple[Any, Any]]
+) -> _Best:
+    """The latest-starting, then deepest, of `best` and the items of `value` (at `depth`, below
+    `ref`) that start at or before `target`; `value`'s own containers are added to `children`, in
+    order."""
+    best_start, best_depth, best_ref = best
+    for n, child in enumerate(value):
+        child_ref = (ref, n, child, True)
+        if n < len(items):
+            mark = items[n][0]
             start = (mark.line, mark.column) if at is None else at(mark)
             if start <= target and (start, depth) > (best_start, best_depth):
                 best_start, best_depth, best_ref = start, depth, child_ref
@@ -155,15 +163,25 @@ def _last_two(value: Any, target: tuple[int, int], raw_maps: dict[int, RawMap], 
 
 def _last_two_keys(value: dict[Any, Any], target: tuple[int, int], marks: RawMap) -> tuple[Any, Any]:
     """`_last_two` of a mapping: its entries start where their keys do."""
-    if any(key not in marks for key in value):
-        return _UNPLACED, None
-    latest = _latest_two(((marks[key][0], key) for key in value), target)
-    if latest is None:
-        return _UNPLACED, None
-    last_start, last, before_start, before = latest
+    last_start = before_start = None
+    last = before = None
+    for key in value:
+        entry = marks.get(key)
+        if entry is None:
+            return _UNPLACED, None
+        mark = entry[0]
+        start = (mark.line, mark.column)
+        if start > target:
+            continue
+        if last_start is None or start > last_start:
+            before_start, before, last_start, last = last_start, last, start, key
+        elif start in (last_start, before_start):
+            return _UNPLACED, None
+        elif before_start is None or start > before_start:
+            before_start, before = start, key
     return (
-        None if last_start is None else (last_start, last, value[last], False, marks[last][1]),
-        None if before_start is None else (before_start, before, value[before], False, marks[before][1]),
+        None if last is None else (last_start, last, value[last], False, marks[last][1]),
+        None if before is None else (before_start, before, value[before], False, marks[before][1]),
     )
 
 
@@ -171,33 +189,23 @@ def _last_two_items(value: list[Any], target: tuple[int, int], items: RawSeq) ->
     """`_last_two` of a sequence, by its items' indexes: an item has no mark but its start."""
     if len(items) < len(value):
         return _UNPLACED, None
-    latest = _latest_two(((items[n][0], n) for n in range(len(value))), target)
-    if latest is None:
-        return _UNPLACED, None
-    last_start, last, before_start, before = latest
-    return (
-        None if last_start is None else (last_start, last, value[last], True, None),
-        None if before_start is None else (before_start, before, value[before], True, None),
-    )
-
-
-def _latest_two(marked: Iterable[tuple[Any, Any]], target: tuple[int, int]) -> tuple[Any, Any, Any, Any] | None:
-    """Of (mark, label) pairs, the two that start latest at or before `target`, as (start, label,
-    start, label) with None where there is none; None when two start at one place (the marks cannot
-    tell them apart)."""
     last_start = before_start = None
     last = before = None
-    for mark, label in marked:
+    for n in range(len(value)):
+        mark = items[n][0]
         start = (mark.line, mark.column)
         if start > target:
             continue
         if last_start is None or start > last_start:
-            before_start, before, last_start, last = last_start, last, start, label
+            before_start, before, last_start, last = last_start, last, start, n
         elif start in (last_start, before_start):
-            return None
+            return _UNPLACED, None
         elif before_start is None or start > before_start:
-            before_start, before = start, label
-    return last_start, last, before_start, before
+            before_start, before = start, n
+    return (
+        None if last is None else (last_start, last, value[last], True, None),
+        None if before is None else (before_start, before, value[before], True, None),
+    )
 
 
 def _last_mark(entry: _Entry, raw_maps: dict[int, RawMap], raw_seqs: dict[int, RawSeq]) -> tuple[int, int] | None:
