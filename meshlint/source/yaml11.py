@@ -90,7 +90,7 @@ def _pure_parser() -> Any:
     from ruamel.yaml.scanner import Scanner
 
     class PureParser(Reader, Scanner, Parser, Composer):
-        max_depth = None  # meshlint bounds depth itself (compose.MAX_DEPTH)
+        max_depth = None  # meshlint bounds depth itself (syntax.MAX_DEPTH)
         comment_handling = None
 
         def __init__(self, text: str) -> None:
