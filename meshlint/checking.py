@@ -15,6 +15,7 @@ from meshlint.reportfiles import pair_reports, skipped_on_stdout, writable, writ
 if TYPE_CHECKING:
     from meshlint.config import Config
     from meshlint.configset import ConfigSet
+    from meshlint.engine.plan import Reads
 
 # Start-up creates tens of thousands of objects that live as long as the run (modules, classes, rule
 # tables); letting the cycle collector sweep them over and over while they are made slows every
@@ -218,7 +219,7 @@ class _Kept:
         return notes
 
 
-def _reads(o: CheckOptions, reports: list[tuple[str, str | None]], kept: _Kept) -> Any:
+def _reads(o: CheckOptions, reports: list[tuple[str, str | None]], kept: _Kept) -> Reads:
     """What of the findings this run reads: node paths and fingerprints where a report prints them,
     the baseline is written or applied, or --fix and --diff run their rounds; fixes where a report
     shows or counts them, or --fix and --diff apply them."""
@@ -230,7 +231,7 @@ def _reads(o: CheckOptions, reports: list[tuple[str, str | None]], kept: _Kept) 
     return Reads(rounds or bool(kept.file or kept.write) or bool(formats & READS_MARKS), rounds or bool(formats & READS_FIXES))
 
 
-def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept, reads: Any) -> tuple[Any, list[str], list[str]]:
+def _lint(o: CheckOptions, configs: ConfigSet, rules: list[Any], kept: _Kept, reads: Reads) -> tuple[Any, list[str], list[str]]:
     """The run, or the rounds of --fix; --diff prints its diff and exits here. The report, the notes of
     fixing, and the files --fix could not write (a line each: their findings stay, and the run fails)."""
     from meshlint.engine.run import run

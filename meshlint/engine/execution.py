@@ -26,15 +26,17 @@ def second_pass(plan: Plan, checked: list[str], jobs: int, cache: ResultCache | 
     checker: Checker = partial(_check_stream, jobs=jobs) if stream else check_file
     if cache is None:
         check = contained(partial(checker, plan))
-        if stream or not parallel.worth_forking(checked, jobs):
-            return map(check, checked)  # each file's garbage goes as the next is read
-        return parallel.check_files(check, checked, jobs)
-    from meshlint.engine.cache import check_cached, hits_first  # only a run that keeps results loads the cache
+    else:
+        from meshlint.engine.cache import check_cached  # only a run that keeps results loads the cache
 
-    check = contained(partial(check_cached, plan, cache, checker))
+        check = contained(partial(check_cached, plan, cache, checker))
     if stream or not parallel.worth_forking(checked, jobs):
-        return map(check, checked)
-    return hits_first(plan, cache, checked, check, jobs)
+        return map(check, checked)  # each file's garbage goes as the next is read
+    if cache is not None:
+        from meshlint.engine.cache import hits_first
+
+        return hits_first(plan, cache, checked, check, jobs)
+    return parallel.check_files(check, checked, jobs)
 
 
 def _one_stream(plan: Plan, checked: list[str], jobs: int) -> bool:
