@@ -201,6 +201,22 @@ def test_a_kept_first_pass_checks_files_as_a_fresh_one_does(tmp_path, monkeypatc
     assert composing.read == [] and sorted(counting.checked) == ["namespace.yaml", "worker.yaml"]
 
 
+def test_a_kept_first_pass_keeps_the_pods_that_opt_out_of_injection(tmp_path, monkeypatch):
+    # ML402 is silent on a port whose Service leads to an opted-out pod only if the kept context says so.
+    import shutil
+
+    shutil.copytree(Path(__file__).parent.parent / "testdata" / "ML402" / "silent_destination_outside_mesh", tmp_path / "tree")
+    monkeypatch.chdir(tmp_path)
+    cold = check(tmp_path / "tree", tmp_path / "cache")
+    assert cold[0] == 0 and '"findings": []' in cold[1]
+    assert list((tmp_path / "cache").glob("context-*.json"))
+    for bucket in (tmp_path / "cache").glob("results-*.lines"):
+        bucket.unlink()
+    composing = ComposingContext(monkeypatch)
+    assert check(tmp_path / "tree", tmp_path / "cache") == cold
+    assert composing.read == []
+
+
 def test_a_changed_input_reads_the_first_pass_again(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     check(tree(tmp_path), tmp_path / "cache")

@@ -380,3 +380,24 @@ def test_the_first_pass_scans_a_file_for_a_sign_of_istio_only_where_it_can_chang
     other = list(engine.context_resources(mesh, "sub/e.yaml", pod))
     assert [(resource.kind, resource.name, context_too) for _, resource, context_too in other] == [("Pod", "p", False)]
     assert (len(scanned), len(kinds)) == (1, 4)
+
+
+DB_SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: apps}\nspec:\n  selector: {app: db}\n  ports: [{port: 3306, targetPort: 13306}]\n"
+
+
+@pytest.mark.parametrize(
+    "labels, annotations, outside",
+    [
+        ('{app: db, sidecar.istio.io/inject: "false"}', "{}", "f1.yaml:7"),
+        ("{app: db}", '{sidecar.istio.io/inject: "false"}', "f1.yaml:8"),  # the deprecated annotation still counts
+        ('{app: db, sidecar.istio.io/inject: "true"}', '{sidecar.istio.io/inject: "false"}', None),  # the label wins (ref §6.2)
+        ('{app: db, sidecar.istio.io/inject: "False"}', "{}", None),  # the webhooks match exactly "false"
+        ('{app: other, sidecar.istio.io/inject: "false"}', "{}", None),  # the Service selects no such pod
+        ("{app: db}", "{}", None),
+    ],
+)
+def test_a_port_leads_outside_the_mesh_only_when_its_services_select_opted_out_pods(labels, annotations, outside):
+    mesh, view = context(deployment(labels="{app: client}"), deployment(labels=labels, annotations=annotations), DB_SERVICE)
+    found = mesh.outside_mesh(view.template, 3306)
+    assert (found.where if found else None) == outside
+    assert mesh.outside_mesh(view.template, 13306) is None  # the Service's port is what clients dial, not its targetPort

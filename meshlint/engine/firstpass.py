@@ -21,8 +21,8 @@ from meshlint.mesh.istio import is_helm_profile
 from meshlint.mesh.scope import Place
 from meshlint.mesh.setting import Setting
 from meshlint.mesh.sources import is_istiod, source_of
-from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONTEXT_KINDS
-from meshlint.model.prefilter import kind_lines, might_hold_context, might_show_istio
+from meshlint.model.kinds import DECLARATION_KINDS, HELM_VALUES, MESH_CONTEXT_KINDS, WORKLOAD_KINDS
+from meshlint.model.prefilter import kind_lines, might_hold_context, might_opt_out, might_show_istio
 from meshlint.model.resource import Resource, resources_of
 from meshlint.source import inputs
 from meshlint.source.loader import LoadedFile, decode, each_chunk, load_chunks, load_file
@@ -266,7 +266,8 @@ def context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[s
     the text of the part it is in, and False when it is read only as a sign."""
     for line_offset, chunk in each_chunk(text):
         kinds = kind_lines(chunk)
-        context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds)
+        opting = might_opt_out(chunk)
+        context = might_hold_context(chunk, kinds) or might_hold_env_source(chunk, kinds) or opting
         # Once a sign is known, later documents cannot come first: the place is asked before the text is scanned.
         # A `kind: List` may hold context and workloads alike: its items are looked at for a sign too.
         sign = mesh.wants_istio_sign(path) and might_show_istio(chunk)
@@ -275,7 +276,11 @@ def context_resources(mesh: MeshContext, path: str, text: str, lines: Sequence[s
         lines = text.splitlines() if lines is None else lines
         for document in load_chunks(path, [(line_offset, chunk)], lines):
             for resource in resources_of(document):
-                if context and (resource.kind in MESH_CONTEXT_KINDS or resource.kind in DECLARATION_KINDS or resource.kind in ENV_SOURCE_KINDS or is_istiod(resource)):
+                kind = resource.kind
+                if context and (
+                    kind in MESH_CONTEXT_KINDS or kind in DECLARATION_KINDS or kind in ENV_SOURCE_KINDS or is_istiod(resource)
+                    or (opting and kind in WORKLOAD_KINDS)
+                ):
                     yield chunk, resource, True
                 elif sign:
                     yield chunk, resource, False

@@ -33,7 +33,7 @@ from meshlint.engine.shapes import (
     fields,
 )
 from meshlint.mesh.context import MeshContext
-from meshlint.mesh.contextfacts import LinkerdServer, PeerAuthentication, RevisionTag, ServiceTargets
+from meshlint.mesh.contextfacts import LinkerdServer, OptedOut, PeerAuthentication, RevisionTag, ServiceTargets
 from meshlint.mesh.envsources import EnvKey, EnvSource, EnvSources
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.options import MeshOptions
@@ -77,7 +77,9 @@ LABELS = Maybe(Mapping(STR, STR))
 NAMESPACE = Record(Namespace, STR, Mapping(STR, NODE), Mapping(STR, NODE), MAYBE_POSITION)
 SERVICE = Record(
     ServiceTargets, STR, STR, Many(Record(tuple, STR, MAYBE_STR), tuple), STR, Many(Record(tuple, PLAIN, INT, INT), tuple), INT, INT,
+    Many(INT, tuple),
 )
+OPTED_OUT = Record(OptedOut, STR, Mapping(STR, STR), STR, POSITION)
 PEER_AUTHENTICATION = Record(PeerAuthentication, STR, LABELS, MAYBE_SETTING, Mapping(INT, SETTING), PLACE, POSITION, STR)
 SIDECAR = Record(
     SidecarConfig, STR, STR, LABELS, MAYBE_POSITION, Many(Record(EgressListener, Maybe(INT), Many(SETTING, tuple)), tuple), MAYBE_SETTING,
@@ -106,6 +108,7 @@ MESH_PARTS: dict[str, Shape | None] = {
     "services": Mapping(STR, Many(SERVICE)),
     "_indexed": None,
     "linkerd_servers": Mapping(STR, Many(LINKERD_SERVER)),
+    "opted_out": Mapping(STR, Many(Record(tuple, OPTED_OUT, STR))),
     "revisions": Mapping(STR, POSITION),
     "tags": Mapping(STR, REVISION_TAG),
     "injection_templates": Mapping(STR, STR),

@@ -17,6 +17,7 @@ from meshlint.findings import Position
 from meshlint.mesh.clusterversion import CLUSTER_KINDS, KUBERNETES_VERSION, cluster_version
 from meshlint.mesh.contextfacts import (
     LinkerdServer,
+    OptedOut,
     PeerAuthentication,
     RevisionTag,
     ServiceIndex,
@@ -27,6 +28,7 @@ from meshlint.mesh.contextfacts import (
     extend,
     istio_sign_of,
     linkerd_server_of,
+    opted_out_of,
     origin_key,
     peer_authentication_of,
     service_targets_of,
@@ -47,7 +49,7 @@ from meshlint.mesh.sources import (
     is_mesh_config,
     mesh_source,
 )
-from meshlint.model.kinds import LINKERD_HELM_VALUES, LINKERD_SERVER
+from meshlint.model.kinds import LINKERD_HELM_VALUES, LINKERD_SERVER, WORKLOAD_KINDS
 from meshlint.model.resource import Resource
 from meshlint.source.units import Units
 
@@ -90,6 +92,7 @@ class MeshContext(ContextQueries):
         self.services: dict[str, list[ServiceTargets]] = {}  # by namespace: a pod only meets its own
         self._indexed: dict[str, ServiceIndex] = {}  # by namespace, made when first asked (service_targets, service)
         self.linkerd_servers: dict[str, list[LinkerdServer]] = {}  # by namespace
+        self.opted_out: dict[str, list[tuple[OptedOut, str]]] = {}  # by namespace, with the file each is in
         self.revisions: dict[str, Position] = {}  # non-default revisions the run declares
         self.tags: dict[str, RevisionTag] = {}
         self.injection_templates: dict[str, str] = {}  # custom templates the run defines: where they put istio-proxy
@@ -110,6 +113,9 @@ class MeshContext(ContextQueries):
         self._note_istio(resource, where)
         self.env_sources.add(resource)
         kind = resource.kind
+        if kind in WORKLOAD_KINDS:  # istiod's own Deployment opts out too, and is a mesh source below
+            for opted in opted_out_of(resource):
+                self.opted_out.setdefault(opted.namespace, []).append((opted, resource.path))
         if kind == "Namespace":
             self.namespaces.setdefault(resource.name, []).append((_namespace(resource), where))
         elif kind == "Service":
@@ -166,6 +172,7 @@ class MeshContext(ContextQueries):
         extend(self.services, later.services)
         self._indexed.clear()
         extend(self.linkerd_servers, later.linkerd_servers)
+        extend(self.opted_out, later.opted_out)
         self.env_sources.merge(later.env_sources)
         self.peer_authentications.extend(later.peer_authentications)
         self.sidecars.extend(later.sidecars)

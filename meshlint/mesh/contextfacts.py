@@ -11,6 +11,7 @@ from meshlint import numbers
 from meshlint.findings import Position
 from meshlint.mesh.injection import Namespace
 from meshlint.mesh.istio import (
+    INJECT,
     ISTIO_API_SUFFIX,
     NAMESPACE_INJECTION_LABEL,
     PROXY_CONTAINER,
@@ -54,6 +55,7 @@ class ServiceTargets(NamedTuple):
     ports: tuple[tuple[Any, int, int], ...]  # targetPort (number or port name), or the port itself, with its line and column
     line: int  # where its metadata.name is
     column: int
+    numbers: tuple[int, ...] = ()  # the ports it serves: what its clients dial
 
     @property
     def targets(self) -> tuple[tuple[Any, Position], ...]:
@@ -124,13 +126,46 @@ def service_targets_of(resource: Resource) -> ServiceTargets:
     # `app: <its own name>` is the usual selector: one copy of the name for both.
     pairs = tuple((sys.intern(str(k)), own if v.text == own else v.text) for k, v in selector.items()) if selector.is_map else ()
     targets = []
+    numbers = []
     for port in spec.get("ports").elements():
+        served = port.get("port").value
+        if isinstance(served, int) and not isinstance(served, bool):
+            numbers.append(served)
         target = port.get("targetPort") if port.get("targetPort").exists else port.get("port")
         value, where = target.value, target.pos
         targets.append((sys.intern(value) if isinstance(value, str) else value, where.line, where.column))
     name = resource.root.path("metadata", "name")
     position = name.pos if name.exists else resource.root.pos
-    return ServiceTargets(own, sys.intern(resource.namespace), pairs, position.path, tuple(targets), position.line, position.column)
+    return ServiceTargets(
+        own, sys.intern(resource.namespace), pairs, position.path, tuple(targets), position.line, position.column, tuple(numbers)
+    )
+
+
+class OptedOut(NamedTuple):
+    """A pod template that tells Istio's injector not to inject it: what a Service selecting it reaches
+    lies outside the mesh."""
+
+    namespace: str
+    labels: dict[str, str]
+    title: str  # "Deployment model-registry-db"
+    position: Position  # its sidecar.istio.io/inject key
+
+
+def opted_out_of(resource: Resource) -> list[OptedOut]:
+    """The pod templates of a workload that say `sidecar.istio.io/inject: "false"` (the label, else the
+    annotation older releases read): the injector never gives them a proxy, whatever the namespace says."""
+    found = []
+    for template in pod_templates(resource):
+        labels = template.labels()
+        node = labels.get(INJECT)  # "if both are present we prefer the label" (ref §6.2)
+        if node is None:
+            node = template.annotations().get(INJECT)
+        if node is not None and node.text == "false":  # the webhooks' objectSelector reads exactly "false"
+            found.append(OptedOut(
+                resource.namespace, {str(k): v.text or "" for k, v in labels.items()},
+                f"{resource.kind} {resource.name or '(unnamed)'}", node.key_pos or node.pos,
+            ))
+    return found
 
 
 def linkerd_server_of(resource: Resource) -> LinkerdServer:

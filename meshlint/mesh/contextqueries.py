@@ -12,6 +12,7 @@ from meshlint.findings import Position
 from meshlint.mesh.clusterversion import KUBERNETES_VERSION
 from meshlint.mesh.contextfacts import (
     LinkerdServer,
+    OptedOut,
     PeerAuthentication,
     RevisionTag,
     ServiceIndex,
@@ -66,6 +67,7 @@ class ContextQueries:
     services: dict[str, list[ServiceTargets]]
     _indexed: dict[str, ServiceIndex]
     linkerd_servers: dict[str, list[LinkerdServer]]
+    opted_out: dict[str, list[tuple[OptedOut, str]]]
     revisions: dict[str, Position]
     tags: dict[str, RevisionTag]
     webhook_services: set[tuple[str, str]]
@@ -189,6 +191,33 @@ class ContextQueries:
             if all(labels.get(k) == v for k, v in s.selector)
             and (place is None or units is None or visible(self._placed(s.path), place, units))
         ]
+
+    def outside_mesh(self, template: PodTemplate, port: int) -> Setting[str] | None:
+        """Why a connection from this pod to `port` has no mesh mTLS to lose: every Service of its namespace
+        (that it may see) serving that port selects a pod that opts out of injection. None when no
+        Service of the run serves it (the destination is unknown) or one selects no such pod."""
+        opted = self.opted_out.get(template.owner.namespace)
+        if not opted:
+            return None
+        units = self.units_of
+        place = Place.of(template.owner.path) if units is not None else None
+
+        def seen(path: str) -> bool:
+            return place is None or units is None or visible(self._placed(path), place, units)
+
+        why = None
+        for service in self.services.get(template.owner.namespace, []):
+            if port not in service.numbers or not seen(service.path):
+                continue
+            pods = [o for o, path in opted if service.selector and all(v is not None and o.labels.get(k) == v for k, v in service.selector) and seen(path)]
+            if not pods:
+                return None
+            why = why or Setting(
+                f"Service {service.name} (port {port}) selects {pods[0].title}, which opts out of injection "
+                f"(sidecar.istio.io/inject: \"false\")",
+                pods[0].position,
+            )
+        return why
 
     def admission_ports(self, template: PodTemplate) -> set[int]:
         """Container ports of this pod that only Services an admission webhook of the run calls send to:

@@ -59,3 +59,13 @@ def might_show_istio(text: str) -> bool:
     """False only when the document surely holds no sign that Istio is in use."""
     # Every alternative holds "istio": looking for it first spares a 10 MB ConfigMap the full scan.
     return "istio" in text and bool(_ISTIO_HINT.search(text))
+
+
+# A pod template that opts out of Istio's injection: the Services selecting it lead outside the mesh
+# (mesh context: `outside_mesh`).
+_OPT_OUT = re.compile(r"sidecar\.istio\.io/inject[\"']?:[ \t]*[\"']?false\b")
+
+
+def might_opt_out(text: str) -> bool:
+    """False only when the document surely holds no `sidecar.istio.io/inject: "false"`."""
+    return "sidecar.istio.io/inject" in text and bool(_OPT_OUT.search(text))

@@ -9,7 +9,10 @@ annotations `traffic.sidecar.istio.io/excludeOutboundPorts`, `excludeOutboundIPR
 range, and an include list narrower than `*`. It is an error when all outbound traffic bypasses the
 proxy: `0.0.0.0/0` or `::/0` excluded, or an empty `includeOutboundIPRanges`. When an excluded port is
 one the workload's env points at (a database URL, say), the message says so: that is the usual
-workaround for the startup race.
+workaround for the startup race. An excluded port is not reported when every Service of the run that
+serves it (in the workload's namespace, unit and path) selects pods that opt out of injection
+(`sidecar.istio.io/inject: "false"`, as a database kept outside the mesh often does): that traffic
+was never going to carry mesh mTLS.
 
 ## Why is this bad?
 Excluded packets never reach Envoy. The workload talks to those destinations without mesh mTLS and
@@ -90,10 +93,12 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
         return
     knobs = workload.interception
     ports = knobs["excludeOutboundPorts"]
-    if ports.parsed.problem is None and ports.parsed.items:
-        listed = listing(str(p) for p in ports.parsed.items)
-        noun, verb = ("ports", "bypass") if len(ports.parsed.items) > 1 else ("port", "bypasses")
-        race, init = _startup_race(workload, ports.parsed.items)
+    # A port whose Services all lead to pods that opt out of injection had no mTLS to lose.
+    excluded = tuple(p for p in ports.parsed.items if ctx.mesh.outside_mesh(workload.template, p) is None) if ports.parsed.problem is None else ()
+    if excluded:
+        listed = listing(str(p) for p in excluded)
+        noun, verb = ("ports", "bypass") if len(excluded) > 1 else ("port", "bypasses")
+        race, init = _startup_race(workload, excluded)
         fix = INIT_FIX if init else HOLD
         if race and workload.native_sidecar:
             tail = (
