@@ -54,7 +54,10 @@ RUN: "Final[Scope[MeshRun]]" = Scope("run")
 SCOPES = (FILE, RESOURCE, WORKLOAD, MESH_CONFIG, RUN)
 
 Check = Callable[[Any, "RuleContext"], Iterable[Issue]]
-Combine = Callable[[Sequence["Finding"], Callable[["Finding"], list[str]], Callable[["Position"], Any]], list["Issue | Finding"]]
+Combine = Callable[
+    [Sequence["Finding"], Callable[["Finding"], list[str]], Callable[["Position"], Any], Callable[["Finding"], Mapping[str, Any]]],
+    list["Issue | Finding"],
+]
 
 
 class RuleContext(NamedTuple):
@@ -82,7 +85,8 @@ class Rule:
     # prefix or ALL), never by default (a finding most repositories should not get unasked).
     default_enabled: Final[bool]
     # A rule whose findings are said once per group, at the end of the run: given them all (with the
-    # deployment units of a file and the mesh-wide source written at a place), what to say instead.
+    # deployment units of a file, the mesh-wide source written at a place, and the rule's options where a
+    # finding is), what to say instead. A finding it says nothing of is left to the summary (`unheld`).
     combine: Combine | None = None
 
     def __init__(

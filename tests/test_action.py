@@ -81,6 +81,8 @@ def test_gate_passes_meshlints_exit_code_through(workspace, paths, fail_on, code
 
 
 def test_multi_line_paths_are_all_linted(workspace):
+    # Two workloads and no mesh-wide configuration in the run: said at the first only when asked for.
+    (workspace / ".meshlint.yaml").write_text("rules:\n  ML100: {require-source: false}\n")
     checked, output = lint_step(workspace, "manifests/\nplatform\n\n", "warning", args="--istio-version 1.26\n--kubernetes-version 1.30\n")
     assert output == "exit-code=1\n"
     annotated = [line.split(",")[0] for line in checked.stdout.splitlines()]

@@ -150,7 +150,7 @@ def test_json_report(project):
         ],
         "summary": {
             "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
-            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "skipped_inputs": [],
+            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "unheld": 0, "skipped_inputs": [],
             "baselined": 0, "stale_baseline": [], "outside_diff": 0, "fixed": 0, "fixable": 1, "unsafe_fixable": 0,
         },
     }
@@ -233,6 +233,15 @@ def test_invalid_config_is_exit_2_naming_file_key_and_expectation(project, text,
 
 def test_rule_option_group_false_says_the_mesh_wide_race_per_workload(project):
     (project / "two.yaml").write_text(RACE.replace("name: web", "name: two"))
+    # Two workloads, and no mesh-wide configuration in the run to set the hold in: the summary counts them.
+    assert [line.split(" ")[0] for line in invoke("check", "race.yaml", "two.yaml", "--format", "concise").output.splitlines()] == []
+    result = invoke("check", "race.yaml", "two.yaml")
+    assert (result.exit_code, result.output) == (0, (
+        "2 files, 2 resources, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed, 2 workloads start "
+        "without holdApplicationUntilProxyStarts, and the run holds no mesh-wide configuration to set it in (ML100 require-source: "
+        "false reports them)\n"
+    ))
+    (project / ".meshlint.yaml").write_text("rules:\n  ML100: {require-source: false}\n")
     assert [line.split(" ")[0] for line in invoke("check", "race.yaml", "two.yaml", "--format", "concise").output.splitlines()] == ["race.yaml:7:5:"]
     (project / ".meshlint.yaml").write_text("rules:\n  ML100: {group: false}\n")
     assert [line.split(" ")[0] for line in invoke("check", "race.yaml", "two.yaml", "--format", "concise").output.splitlines()] == ["race.yaml:7:5:", "two.yaml:7:5:"]

@@ -239,12 +239,18 @@ def test_fix_edits_the_base_once_for_every_overlay(tmp_path, monkeypatch):
     assert check("--format", "concise", "--select", "ML101") == (0, [])
 
 
+# The ML100 tests below are about grouping: no mesh-wide source is in their runs, so they ask for the
+# groups to be said anyway (by default the summary counts them).
+SAID_WITHOUT_SOURCE = {"require-source": False}
+
+
 def test_ml100_counts_each_workload_once_and_names_the_overlays(tmp_path, monkeypatch):
     quiet = BASE_DEPLOYMENT.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]\n', '          env: [{name: CONFIG_URL, value: "http://config"}]\n')
     tree = overlays({})
     tree["app/base/kustomization.yaml"] = "resources: [deploy.yaml, worker.yaml]\n"
     tree["app/base/deploy.yaml"] = quiet
     tree["app/base/worker.yaml"] = quiet.replace("name: api", "name: worker").replace("app: api", "app: worker")
+    tree[".meshlint.yaml"] = "rules:\n  ML100: {require-source: false}\n"
     write_tree(tmp_path, tree)
     monkeypatch.chdir(tmp_path)
     [found] = json.loads("\n".join(check("--format", "json", "--select", "ML100")[1]))["findings"]
@@ -266,7 +272,7 @@ def test_ml100_takes_a_workload_two_overlays_word_differently_once_in_both_units
 
     held = {"in dev": ["app/overlays/dev"], "in prod": ["app/overlays/prod"], "other": ["app/overlays/dev", "app/overlays/prod"]}
     found = [at("app/base/a.yaml", 7, "in dev"), at("app/base/a.yaml", 7, "in prod"), at("app/base/b.yaml", 7, "other")]
-    [issue] = combine(found, lambda f: held[f.message], lambda _: None)
+    [issue] = combine(found, lambda f: held[f.message], lambda _: None, lambda _: SAID_WITHOUT_SOURCE)
     assert not isinstance(issue, Finding)
     assert issue.message.startswith(
         "holdApplicationUntilProxyStarts is off mesh-wide (Istio's default): 2 workloads with a classic istio-proxy sidecar start without it "
@@ -286,7 +292,7 @@ def test_ml100_says_once_for_workloads_whose_overlays_overlap():
 
     held = {"frontend": ["kustomize", "kustomize/tests/a"], "currency": ["kustomize/tests/a", "kustomize/tests/b"], "alone": ["release"]}
     found = [at("kustomize/base/frontend.yaml", "frontend"), at("kustomize/base/currency.yaml", "currency"), at("release/all.yaml", "alone")]
-    said = combine(found, lambda f: held[f.message], lambda _: None)
+    said = combine(found, lambda f: held[f.message], lambda _: None, lambda _: SAID_WITHOUT_SOURCE)
     assert [(s.position, s.related) for s in said if not isinstance(s, Finding)] == [
         (Position("kustomize/base/currency.yaml", 26, 5), (Position("kustomize/base/currency.yaml", 26, 5), Position("kustomize/base/frontend.yaml", 26, 5)))
     ]
@@ -381,3 +387,17 @@ def test_a_place_is_read_back_as_keys_that_may_hold_dots(tmp_path):
     assert _steps(root, Position(str(path), 3, 30)) == [("key", "metadata"), ("key", "annotations"), ("key", "sidecar.istio.io/inject")]
     assert _steps(root, Position(str(path), 7, 14)) == [("key", "spec"), ("key", "containers"), ("item", "web"), ("key", "image")]
     assert _steps(root, Position(str(path), 8, 14)) == [("key", "spec"), ("key", "containers"), ("item", 1), ("key", "image")]
+
+
+def test_ml100_leaves_a_group_without_a_source_to_the_summary(tmp_path, monkeypatch):
+    """The overlays' two workloads and no mesh-wide configuration in the run: no finding (its one fix is a
+    line in a file the run does not hold), and the summary counts each workload once."""
+    quiet = BASE_DEPLOYMENT.replace('          command: ["sh", "-c", "curl -sf http://config/seed && exec api"]\n', '          env: [{name: CONFIG_URL, value: "http://config"}]\n')
+    tree = overlays({})
+    tree["app/base/kustomization.yaml"] = "resources: [deploy.yaml, worker.yaml]\n"
+    tree["app/base/deploy.yaml"] = quiet
+    tree["app/base/worker.yaml"] = quiet.replace("name: api", "name: worker").replace("app: api", "app: worker")
+    write_tree(tmp_path, tree)
+    monkeypatch.chdir(tmp_path)
+    report = json.loads("\n".join(check("--format", "json", "--select", "ML100")[1]))
+    assert (report["findings"], report["summary"]["unheld"]) == ([], 2)

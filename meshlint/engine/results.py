@@ -33,6 +33,9 @@ class Summary:
     # Istio workloads of named files judged on Istio's defaults alone: no mesh-wide source on their
     # paths, and none named in mesh.context; the rest of the tree was not read (§W2.7).
     on_defaults: int
+    # Workloads that start without holdApplicationUntilProxyStarts where the run holds no mesh-wide
+    # configuration to set it in: ML100 leaves them to this count (set by the run).
+    unheld: int
     skipped_inputs: list[SkippedInput]
     # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
     baselined: int | None
@@ -89,6 +92,7 @@ class Summary:
         self.fixable = fixable
         self.unsafe_fixable = unsafe_fixable
         self.istio_sign = istio_sign
+        self.unheld = 0
         self.units = None
         self.rendered = None
         self.signs_seen = set()
@@ -124,6 +128,7 @@ class Summary:
             "assumed_meshed": self.assumed_meshed,
             "not_checked": self.not_checked,
             "on_defaults": self.on_defaults,
+            "unheld": self.unheld,
             "skipped_inputs": [{"path": s.path, "reason": s.reason} for s in self.skipped_inputs],
             "baselined": self.baselined or 0,
             "stale_baseline": list(self.stale_baseline),

@@ -287,7 +287,7 @@ def _said_once(
         from meshlint.engine.rendering import judge_rendered  # loads the renderer's module: only where overlays are
 
         judge_rendered(plan, report, units, checked, jobs, diff_files)
-    report.findings = combined(plan, report.findings, report.held_in)
+    report.findings, report.summary.unheld = combined(plan, report.findings, report.held_in)
     report.findings.extend(check_run(plan, MeshRun(sorted(conflicts.values(), key=lambda c: conflict_key(c[0])))))
     report.findings.sort(key=order)
     report.summary.count(report.findings, report.fix_reachable)

@@ -4,7 +4,8 @@ land in, under the configuration that governs each."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from meshlint.engine.filecheck import finding, source_line
 from meshlint.engine.plan import Plan
@@ -75,11 +76,13 @@ def _said(plan: Plan, rule: Rule, issues: Iterable[Issue], read: dict[str, tuple
     return findings
 
 
-def combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[str]]) -> list[Finding]:
-    """The findings of rules that say theirs once per group (ML100), grouped; the others as they are."""
+def combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[str]]) -> tuple[list[Finding], int]:
+    """The findings of rules that say theirs once per group (ML100), grouped; the others as they are.
+    Also how many findings a group left unsaid, for the summary."""
     combining = {r.code: r for r in plan.governing.rules() if r.combine is not None}
     if not combining or not any(f.code in combining for f in findings):
-        return findings
+        return findings, 0
+    unsaid = 0
     kept: list[Finding] = []
     grouped: dict[str, list[Finding]] = {}
     for found in findings:
@@ -93,15 +96,20 @@ def combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[st
         # A file whose config says `group: false` keeps its findings one by one.
         members: list[Finding] = []
         for found in each:
-            (members if _groups(plan, found, code) else kept).append(found)
+            (members if _options(plan, found, code).get("group") is not False else kept).append(found)
         if combine is None or not members:
             continue
         def units_of(found: Finding) -> list[str]:
             return held_in.get(said_key(found)) or sorted(units.named(found.path))
 
-        said = combine(members, units_of, sources.at)
+        def options_of(found: Finding, code: str = code) -> Mapping[str, Any]:
+            return _options(plan, found, code)
+
+        said = combine(members, units_of, sources.at, options_of)
         made = [f for f in said if isinstance(f, Finding)]  # members kept as found, or reworded
         made.extend(fingerprinted(_said(plan, rule, [i for i in said if isinstance(i, Issue)], lines), plan.root, plan.marks))
+        told = {p for f in said for p in (f.position, *f.related)}
+        unsaid += len({m.position for m in members} - told)  # a workload once, however many overlays deploy it
         if held_in:  # what rendering found: the units of a combined finding are its members' own
             for found in made:
                 places = {found.position, *found.related}
@@ -110,13 +118,14 @@ def combined(plan: Plan, findings: list[Finding], held_in: dict[SaidKey, list[st
                     held_in[said_key(found)] = held
         kept.extend(made)
     kept.sort(key=order)
-    return kept
+    return kept, unsaid
 
 
-def _groups(plan: Plan, found: Finding, code: str) -> bool:
+def _options(plan: Plan, found: Finding, code: str) -> Mapping[str, Any]:
+    """The rule's options in the config that governs the finding's file."""
     governed = plan.of(found.path) if found.path != plan.stdin_name else plan.governing.top
     context = governed.contexts.get(code)
-    return context is None or context.options.get("group") is not False
+    return context.options if context is not None else {}
 
 
 class _SourcesAt:

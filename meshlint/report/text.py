@@ -43,6 +43,12 @@ def summary_line(summary: Summary) -> str:
             f"{summary.not_checked} not checked (nothing shows they are meshed, and no sign of Istio lies on their path or in their "
             "unit; mesh.default-injection: enabled, in the config or a .meshlint.yaml of their tree, checks them)"
         )
+    if summary.unheld:
+        parts.append(
+            f"{summary.unheld} workload{'s' if summary.unheld != 1 else ''} start{'s' if summary.unheld == 1 else ''} without "
+            "holdApplicationUntilProxyStarts, and the run holds no mesh-wide configuration to set it in (ML100 require-source: false "
+            "reports them)"
+        )
     if summary.on_defaults:
         parts.append(
             f"{summary.on_defaults} on Istio's defaults (no mesh-wide settings beside or above the named files; "

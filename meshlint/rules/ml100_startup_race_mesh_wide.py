@@ -9,9 +9,15 @@ names no peer has nothing at stake (option `require-peers: false` counts every w
 Instead of one warning per workload, it reports once per mesh-wide source and deployment unit (units
 that share a workload, such as the overlays of one base, are one): at the source that sets the
 proxies' defaults (IstioOperator `meshConfig.defaultConfig`, istiod Helm values, the `istio`
-ConfigMap) when there is one, else at the first such workload. The message counts them and names the
-first; every one is a related location (SARIF `relatedLocations`). Option `group: false` reports each
-workload on its own instead, as ML101 did before this rule existed.
+ConfigMap) when there is one. The message counts them and names the first; every one is a related
+location (SARIF `relatedLocations`). A workload alone with no source to set is reported at itself, with
+its own fix. Several workloads that no mesh-wide configuration of the run governs (an application
+repository whose mesh is installed elsewhere) get no finding: the one line that fixes them belongs in a
+file this run does not hold, so the summary counts them instead ("N workloads start without
+holdApplicationUntilProxyStarts"; JSON `summary.unheld`). Name that configuration with `mesh.context`
+to have them reported at it, or set option `require-source: false` to report them at the first of them,
+without a fix. Option `group: false` reports each workload on its own instead, as ML101 did before this
+rule existed.
 
 ## Why is this bad?
 Kubernetes starts the app and the proxy side by side. Until Envoy has its configuration, outbound
@@ -81,8 +87,8 @@ several offers none.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Finding, Issue, Position, Severity, recipe
 from meshlint.mesh.workload import HOLD, WorkloadView
@@ -117,6 +123,14 @@ NAMED = 3  # workloads a grouped finding names in its message (the rest are rela
             "default": True,
             "description": "count only workloads that name a peer in env; false: every workload that starts without the hold",
         },
+        "require-source": {
+            "type": "boolean",
+            "default": True,
+            "description": (
+                "report several workloads only where the run holds the mesh-wide configuration to set the hold in (else the "
+                "summary counts them); false: also at the first of them when it does not"
+            ),
+        },
     },
 )
 def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
@@ -141,10 +155,18 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     )
 
 
-def combine(findings: Sequence[Finding], units_of: Callable[[Finding], list[str]], sources: Callable[[Position], MeshSource | None]) -> list[Issue | Finding]:
+def combine(
+    findings: Sequence[Finding],
+    units_of: Callable[[Finding], list[str]],
+    sources: Callable[[Position], MeshSource | None],
+    options_of: Callable[[Finding], Mapping[str, Any]] = lambda _: {},
+) -> list[Issue | Finding]:
     """The run's per-workload findings of this rule, one per mesh-wide source and deployment unit.
     `units_of` gives the units a finding holds in; `sources` finds the mesh-wide source written at a
-    position (None: none there). A workload is counted once, however many overlays deploy it."""
+    position (None: none there); `options_of` the rule's options where a finding is. A workload is
+    counted once, however many overlays deploy it. A group of several that no source of the run
+    governs is said nothing of (the summary counts its workloads) unless option `require-source` is
+    false; a workload alone keeps its finding and its own fix."""
     # Each workload once, in every unit any of its findings holds in (overlays that deploy it with
     # different words say it again).
     places: dict[tuple[str, tuple[str, int, int]], tuple[Finding, set[str]]] = {}
@@ -171,6 +193,8 @@ def combine(findings: Sequence[Finding], units_of: Callable[[Finding], list[str]
         members.sort(key=lambda f: (f.path, f.line, f.column))
         anchor = members[0].related[0] if members[0].related else None
         source = sources(anchor) if anchor is not None else None
+        if source is None and len(members) > 1 and all(options_of(m).get("require-source") is not False for m in members):
+            continue  # its one fix is a line in a mesh-wide configuration this run does not hold: the summary counts them
         issues.append(_grouped(members, units, source))
     return issues
 
