@@ -78,3 +78,27 @@ def test_first_pass_never_misses_a_mesh_context_document():
                 checked += 1
                 assert might_hold_context(chunk[1]), f"{path}:{chunk[0] + 1}"
     assert checked > 100
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the checkout")
+def test_first_pass_never_misses_a_pod_that_opts_out_of_injection():
+    """The first pass keeps a workload for `outside_mesh` only if `might_opt_out` says yes on its text:
+    on every corpus workload that really opts out, it must."""
+    from meshlint.mesh.contextfacts import opted_out_of
+    from meshlint.model.prefilter import might_opt_out
+    from meshlint.model.resource import resources_of
+    from meshlint.source.loader import decode, document_chunks, load_chunks
+
+    checked = 0
+    for path in sorted(CORPUS.rglob("*")):
+        if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
+            continue
+        text, _ = decode(path.read_bytes())
+        if "sidecar.istio.io/inject" not in text:
+            continue
+        lines = text.splitlines()
+        for chunk in document_chunks(text):
+            if any(opted_out_of(r) for d in load_chunks(str(path), [chunk], lines) for r in resources_of(d)):
+                checked += 1
+                assert might_opt_out(chunk[1]), f"{path}:{chunk[0] + 1}"
+    assert checked > 10

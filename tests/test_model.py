@@ -79,3 +79,23 @@ def test_first_pass_picks_the_documents_that_can_hold_mesh_context(text, expecte
     from meshlint.model.prefilter import might_hold_context
 
     assert might_hold_context(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('sidecar.istio.io/inject: "false"', True),
+        ('"sidecar.istio.io/inject": "false"', True),
+        ("sidecar.istio.io/inject: 'false'", True),
+        ("sidecar.istio.io/inject: false", True),
+        ('sidecar.istio.io/inject:\n          "false"', True),  # the value on the next line
+        ('sidecar.istio.io/inject: "true"\n  other: {sidecar.istio.io/inject: "false"}', True),  # not the first
+        ('sidecar.istio.io/inject: "true"', False),
+        ("sidecar.istio.io/injectTemplates: false", False),
+        ("kind: Deployment", False),
+    ],
+)
+def test_the_opt_out_prefilter_finds_every_spelling(text, expected):
+    from meshlint.model.prefilter import might_opt_out
+
+    assert might_opt_out(text) is expected
