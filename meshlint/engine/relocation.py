@@ -115,7 +115,7 @@ class Relocation:
         def moved(number: str, bare: bool) -> str:
             line = int(number)
             written = self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
-            place = self.position(Position(self.stream, line, _indent(written) + 1))
+            place = self.position(Position(self.stream, line, _first_key(written)))
             if place is None:
                 return f"line {number}" if bare else f"{self.stream}:{number}"
             return f"line {place.line}" if bare and place.path == here else f"{place.path}:{place.line}"
@@ -237,6 +237,15 @@ def _same(segment: str, step: Step) -> bool:
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+def _first_key(line: str) -> int:
+    """The column of what a line holds, past its list dashes: at a `- name: x` item's dash the place
+    is still the item before (its last field), one line above where the cited item is written."""
+    rest = line.lstrip(" ")
+    while rest.startswith("- "):
+        rest = rest[2:].lstrip(" ")
+    return len(line) - len(rest) + 1
 
 
 def _walk(root: Node, steps: list[Step]) -> tuple[Node, bool]:
