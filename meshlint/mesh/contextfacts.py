@@ -335,16 +335,23 @@ def _mesh_config_sign(resource: Resource) -> Setting[str] | None:
 
 
 def _pod_sign(resource: Resource) -> Setting[str] | None:
-    """An injected istio-proxy, or an Istio key on a pod template (wave-2 spec §W1)."""
+    """An injected istio-proxy, or an Istio key on a pod template (wave-2 spec §W1) other than an opt-out."""
     for template in pod_templates(resource):
         for container in template.all_containers:
             if container.name == PROXY_CONTAINER:
                 return Setting(f"an {PROXY_CONTAINER} container in {resource.kind} {resource.name or '(unnamed)'}", container.position)
         for values in (template.labels(), template.annotations()):
             for key, node in values.items():
-                if is_pod_key(key) or key.startswith("proxy.istio.io/") or key == REV_LABEL:
+                if (is_pod_key(key) or key.startswith("proxy.istio.io/") or key == REV_LABEL) and not _opts_out(key, node):
                     return Setting(f"{key} on {resource.kind} {resource.name or '(unnamed)'}", node.key_pos or node.pos)
     return None
+
+
+def _opts_out(key: str, node: Node) -> bool:
+    """`sidecar.istio.io/inject: "false"` keeps its own pod out of any mesh, and manifests that run with
+    or without Istio (a standalone install and a meshed one sharing a base) carry it either way: it
+    shows nothing about whether the other pods are injected."""
+    return key == INJECT and node.text == "false"
 
 
 def present(node: Node) -> Node | None:
