@@ -150,7 +150,7 @@ def test_json_report(project):
         ],
         "summary": {
             "files": 1, "resources": 1, "findings": {"error": 0, "warning": 1, "info": 0},
-            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "unheld": 0, "skipped_inputs": [],
+            "suppressed": 0, "skipped_documents": 0, "skipped_files": 0, "assumed_meshed": 0, "not_checked": 0, "on_defaults": 0, "unheld": 0, "test_folders": 0, "skipped_inputs": [],
             "baselined": 0, "stale_baseline": [], "outside_diff": 0, "fixed": 0, "fixable": 1, "unsafe_fixable": 0,
         },
     }

@@ -354,3 +354,35 @@ def test_the_walk_leaves_out_what_git_itself_ignores(tmp_path, git_home):
     by_git = sorted(p for p in listed.stdout.splitlines() if p.endswith(".yaml"))
     assert by_git == ["c.yaml", "d/e.yaml", "keep.yaml"]
     assert walked(repo) == by_git
+
+
+def test_a_walk_passes_testdata_folders_over_and_a_named_one_is_checked(tmp_path, monkeypatch):
+    """linkerd/linkerd2 b24cd40 keeps `linkerd inject`'s inputs and golden outputs in cli/cmd/testdata: 13 of
+    its 16 findings were there (a file broken on purpose, goldens that must stay as they are, and Istio
+    advice through an Istio fixture beside them). Test data is never deployed."""
+    from click.testing import CliRunner
+
+    from meshlint.cli import main
+
+    broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: 1\n"
+    tree(tmp_path, {
+        "deploy/app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n",
+        "cli/cmd/testdata/inject.bad.input.yml": broken,
+        "cli/cmd/testdata/nested/testdata/also.yaml": broken,
+    })
+    monkeypatch.chdir(tmp_path)
+
+    def check(*paths: str) -> tuple[int, list[str]]:
+        result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "concise", "--statistics", *paths])
+        return result.exit_code, [line for line in result.output.splitlines() if line.startswith(("cli/", "deploy/"))]
+
+    assert check(".") == (0, [])
+    said = CliRunner().invoke(main, ["check", "--no-cache", "."]).output.splitlines()[-1]
+    assert said == (
+        "1 file, 1 resource, 0 findings (0 error, 0 warning, 0 info), 0 suppressed, 0 skipped, 0 assumed meshed, "
+        "1 testdata folder not walked (test inputs; name one to check it)"
+    )
+    code, lines = check("cli/cmd/testdata")  # named: walked, but not a testdata folder below it
+    assert code == 1 and [line.split(" ")[0] for line in lines] == ["cli/cmd/testdata/inject.bad.input.yml:5:1:"]
+    code, lines = check("cli/cmd/testdata/inject.bad.input.yml")
+    assert code == 1 and len(lines) == 1

@@ -129,3 +129,15 @@ def test_a_commit_that_only_raises_the_mesh_wide_drain_is_refused(repo):
         "(platform/istio-operator.yaml:10) > terminationGracePeriodSeconds 60 (apps/web.yaml:10)"
     ) in output
     assert git(repo, "log", "--oneline", env=env).stdout.count("\n") == 2  # the drain commit did not happen
+
+
+def test_the_hook_leaves_out_testdata_folders_as_a_walk_does():
+    import re
+
+    from ruamel.yaml import YAML
+
+    hook = next(h for h in YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "meshlint")
+    excluded = re.compile(hook["exclude"])
+    assert [bool(excluded.search(p)) for p in ("testdata/a.yaml", "cli/cmd/testdata/b.yml", "apps/mytestdata/c.yaml", "apps/testdata.yaml")] == [
+        True, True, False, False,
+    ]

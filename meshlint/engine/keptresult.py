@@ -44,7 +44,7 @@ _SKIPPED = (str, str)
 # Every field of a Summary: those `_summary` writes, and the run's own, which a file's leaves unset.
 _SPELT = {
     *_COUNTS, "by_severity", "skipped_inputs", "fixable", "unsafe_fixable", "baselined", "stale_baseline", "outside_diff", "fixed", "istio_sign",
-    "signs_seen", "units", "rendered", "unheld",
+    "signs_seen", "units", "rendered", "unheld", "test_folders",
 }
 
 
@@ -116,8 +116,11 @@ def _fix(fix: Fix) -> list[Any]:
 
 def _summary(summary: Summary) -> list[Any]:
     # The rest of a Summary is the run's, set after its files are merged: a file's own is always unset.
-    run_only = (summary.baselined, summary.outside_diff, summary.fixed, summary.istio_sign, summary.units, summary.rendered, summary.stale_baseline, summary.unheld)
-    if run_only != (None, None, None, None, None, None, [], 0):
+    run_only = (
+        summary.baselined, summary.outside_diff, summary.fixed, summary.istio_sign, summary.units, summary.rendered, summary.stale_baseline,
+        summary.unheld, summary.test_folders,
+    )
+    if run_only != (None, None, None, None, None, None, [], 0, 0):
         raise Unkeepable
     if vars(summary).keys() != _SPELT:
         raise Unkeepable  # a field added since: `_read_summary` would leave it out

@@ -36,6 +36,7 @@ class Summary:
     # Workloads that start without holdApplicationUntilProxyStarts where the run holds no mesh-wide
     # configuration to set it in: ML100 leaves them to this count (set by the run).
     unheld: int
+    test_folders: int  # `testdata` folders the walks passed over (set by the run)
     skipped_inputs: list[SkippedInput]
     # Set by the gate after the run: None when no baseline (no --diff-base) was in use.
     baselined: int | None
@@ -93,6 +94,7 @@ class Summary:
         self.unsafe_fixable = unsafe_fixable
         self.istio_sign = istio_sign
         self.unheld = 0
+        self.test_folders = 0
         self.units = None
         self.rendered = None
         self.signs_seen = set()
@@ -129,6 +131,7 @@ class Summary:
             "not_checked": self.not_checked,
             "on_defaults": self.on_defaults,
             "unheld": self.unheld,
+            "test_folders": self.test_folders,
             "skipped_inputs": [{"path": s.path, "reason": s.reason} for s in self.skipped_inputs],
             "baselined": self.baselined or 0,
             "stale_baseline": list(self.stale_baseline),

@@ -254,6 +254,7 @@ def _check(
         trees=given.collected.trees, linked_out=given.collected.linked_out,
     )
     report.summary.add(Summary(files=len(given.passed_over), skipped_files=len(given.passed_over), skipped_inputs=given.passed_over))
+    report.summary.test_folders = len(given.collected.test_folders)
     for loaded in read.context.broken:  # mesh context files: not inputs, so not among report.files
         report.findings.extend(check_context_file(plan, loaded).findings)
     conflicts: dict[tuple[Any, ...], tuple[Conflict, int]] = {}

@@ -49,6 +49,10 @@ def summary_line(summary: Summary) -> str:
             "holdApplicationUntilProxyStarts, and the run holds no mesh-wide configuration to set it in (ML100 require-source: false "
             "reports them)"
         )
+    if summary.test_folders:
+        parts.append(
+            f"{summary.test_folders} testdata folder{'s' if summary.test_folders != 1 else ''} not walked (test inputs; name one to check it)"
+        )
     if summary.on_defaults:
         parts.append(
             f"{summary.on_defaults} on Istio's defaults (no mesh-wide settings beside or above the named files; "

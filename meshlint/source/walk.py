@@ -1,6 +1,6 @@
-"""The files a run reads: the named paths, each folder walked (hidden folders, `.gitignore`d paths and
-excluded patterns passed over, symbolic links followed once, loops and devices named and passed over),
-in an order that does not depend on the file system."""
+"""The files a run reads: the named paths, each folder walked (hidden folders, `testdata` folders,
+`.gitignore`d paths and excluded patterns passed over, symbolic links followed once, loops and devices
+named and passed over), in an order that does not depend on the file system."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from meshlint.source.inputs import (
     within,
 )
 
+TEST_DATA = "testdata"
+
 
 class Inputs:
     """The files a run's paths name (folders walked), the warnings met on the walk, and the walked
@@ -35,6 +37,7 @@ class Inputs:
     passed_over: list[tuple[str, str]]
     trees: frozenset[str]  # each named folder and each named file's folder, resolved: where `--fix` may write
     linked_out: frozenset[str]  # files reached through a symbolic link that leads out of every tree
+    test_folders: list[str]  # `testdata` folders the walks passed over
 
     def __init__(self, files: list[str] | None = None, warnings: list[str] | None = None) -> None:
         self.files = [] if files is None else files
@@ -42,6 +45,7 @@ class Inputs:
         self.passed_over = []
         self.trees = frozenset()
         self.linked_out = frozenset()
+        self.test_folders = []
 
 
 class Excluder:
@@ -247,6 +251,11 @@ class _Walk:
         """Is the folder `entry` (in `real_dir`) one to walk? Not a hidden, excluded or ignored one, nor
         (with a warning) a link back to that folder, to one above it or to one the walk has been in."""
         if entry.name.startswith(".") or self._left_out(path, ignoring, directory=True):
+            return False
+        if entry.name == TEST_DATA:
+            # Test inputs and golden outputs (Go's tools pass these folders over too): broken on purpose,
+            # or another tool's expected output, never deployed. A folder named on the command line is walked.
+            self.inputs.test_folders.append(path)
             return False
         if entry.is_symlink() and _is_ancestor(os.path.realpath(path), real_dir, self.visited):
             self.inputs.warnings.append(f"{path}: symbolic link loop; skipped")
