@@ -47,6 +47,6 @@ def nested_substitutions(levels: int) -> str:
 
 def doubling_env(levels: int) -> list[tuple[str, str]]:
     """`$(VAR)` references that double the value at each level: 2**levels copies, if expanded whole."""
-    env = [("PEER0_URL", "http://db.example.com:5432/")]
+    env = [("PEER0_URL", "postgres://db.example.com:5432/")]  # a connection string: strong evidence
     env += [(f"PEER{i}_URL", f"$(PEER{i - 1}_URL)$(PEER{i - 1}_URL)") for i in range(1, levels + 1)]
     return env

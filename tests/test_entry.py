@@ -24,7 +24,7 @@ spec:
       containers:
         - name: api
           image: api
-          env: [{name: DB_HOST, value: db}]
+          env: [{name: DATABASE_URL, value: "postgres://db:5432/app"}]
 """
 
 PLAIN_LINES = [

@@ -405,14 +405,15 @@ def test_ml100_leaves_a_group_without_a_source_to_the_summary(tmp_path, monkeypa
 
 def test_a_cited_env_item_is_the_line_it_is_written_on_whatever_the_renderer_sorts(tmp_path, monkeypatch):
     """kubectl kustomize writes each env item's fields in its own order (`key` before `name`): a line the
-    message cites (`env MYSQL_HOST (line 13)`) was put back one line up, at the item before, in the
+    message cites (`env MYSQL_HOST (line 103)`) was put back one line up, at the item before, in the
     overlays that render the base, and the one fact became two findings (kubeflow/pipelines 7b70c7b,
-    manifests/kustomize/base/metadata/base/metadata-grpc-deployment.yaml, in env/plain and the others)."""
+    manifests/kustomize/base/metadata/base/metadata-grpc-deployment.yaml, in env/plain and the others). Here
+    the item is a connection string's name, which is strong evidence, so that the finding is ML101's."""
     base = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: metadata-grpc\nspec:\n  template:\n    metadata:\n"
         "      labels: {app: metadata-grpc, sidecar.istio.io/inject: \"true\"}\n    spec:\n      containers:\n        - name: container\n"
         "          image: mlmd\n          env:\n          - name: MYSQL_DATABASE\n            valueFrom:\n              configMapKeyRef:\n"
-        "                name: pipeline-install-config\n                key: mlmdDb\n          - name: MYSQL_HOST\n            valueFrom:\n"
+        "                name: pipeline-install-config\n                key: mlmdDb\n          - name: MYSQL_URL\n            valueFrom:\n"
         "              configMapKeyRef:\n                name: pipeline-install-config\n                key: mysqlHost\n"
     )
     write_tree(tmp_path, {
@@ -424,5 +425,5 @@ def test_a_cited_env_item_is_the_line_it_is_written_on_whatever_the_renderer_sor
     monkeypatch.chdir(tmp_path)
     findings = json.loads("\n".join(check("--format", "json", "--select", "ML101")[1]))["findings"]
     assert [(f["path"], f["line"], f["message"].rsplit(": ", 1)[1], f["units"]) for f in findings] == [
-        ("base/deploy.yaml", 7, "env MYSQL_HOST (line 19)", ["dev", "plain"]),
+        ("base/deploy.yaml", 7, "env MYSQL_URL (line 19)", ["dev", "plain"]),
     ]

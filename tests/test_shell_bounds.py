@@ -139,7 +139,8 @@ def test_memory_of_a_long_chain_grows_with_its_length_not_its_square(tmp_path):
 
 def test_forty_doubling_levels_end_with_the_evidence_below_the_cut(tmp_path):
     """2**40 copies if expanded whole: the run used to never end."""
-    evidence = [f"env PEER{i}_URL={('http://db.example.com:5432/' * 2 ** i)[:57]}{'...' if i > 1 else ''} (line {15 + i})" for i in range(5)]
+    values = ["postgres://db.example.com:5432/" * 2 ** i for i in range(5)]
+    evidence = [f"env PEER{i}_URL={value[:57]}{'...' if len(value) > 57 else ''} (line {15 + i})" for i, value in enumerate(values)]
     assert findings(lint_text(tmp_path, job("./work", doubling_env(40)))) == [
         ("ML101", "error", 6, 5, "Job j can start before its istio-proxy sidecar is ready (injection assumed: namespace unknown): classic sidecar "
          f"(Istio/Kubernetes versions unknown), holdApplicationUntilProxyStarts is false (default); it calls out at startup: {', '.join(evidence[:4])}, {evidence[4]} and 7 more"),

@@ -8,9 +8,11 @@ they call out before they serve, as an error, and lists that evidence with its l
 command connects (`curl`, `wget`, `nc`, `psql`, `kubectl`, `wait-for`, `pip install`), runs a
 migration (`migrate`, `flyway`), or is given a peer's address to dial; a co-located container that
 dials out at start (`cloud_sql_proxy`); a database or broker connection string in env
-(`postgres://`, `jdbc:`, `redis://`, `mongodb://`, `amqp://`), or a data store's address or name
-(`DATABASE_URL`, `REDIS_HOST`) whose value is in a Secret. Weak: another peer's address in env (a URL,
-`host:port` or `*.svc` name), which an app may only dial per request. Workloads with weak or no
+(`postgres://`, `jdbc:`, `redis://`, `mongodb://`, `amqp://`), or a variable whose name says it holds
+one (`DATABASE_URL`, `REDIS_URI`, `DB_DSN`) and whose value is in a Secret. Weak: any other peer's
+address in env (a URL, `host:port` or `*.svc` name), a database's or cache's too (`REDIS_ADDR:
+redis-cart:6379`, `MYSQL_HOST`), which an app may only dial per request (many clients open their
+connection on the first request, once the pod and its proxy are ready). Workloads with weak or no
 evidence are said once, mesh-wide, by ML100. Commands are read as the shell runs them: a comment, a
 file path, a listen address (`0.0.0.0:8080`, `:8080`, `--listen`), the container's own loopback, a
 `{{ }}` placeholder, a redirect or callback URI, or a call in an exit trap is no evidence, and being

@@ -47,9 +47,12 @@ _ADDRESS_OPTION = re.compile(r"addr|host|server|endpoint|broker|peer|upstream|ba
 _CLOUD_SQL_IMAGE = re.compile(r"(cloud-sql-proxy|cloudsql-proxy|gce-proxy|cloud_sql_proxy)")
 # Connection strings of databases and brokers: a client that opens its pool as the app starts.
 _DSN = re.compile(r"^(postgres(ql)?|mysql|mariadb|jdbc:[a-z0-9]+|redis|rediss|mongodb(\+srv)?|amqps?|nats|cassandra|clickhouse|sqlserver|mssql|oracle)(:|://)", re.I)
-# The ports databases, brokers and caches listen on: a client of one opens its connections as it starts.
-DATA_STORE_PORTS = frozenset((5432, 3306, 6379, 27017, 5672, 5671, 9092, 9042, 1433, 1521, 4222, 26257, 11211, 2379))
-_DATA_STORE_NAME = re.compile(r"DATABASE|(^|_)DB(_|$)|DSN|POSTGRES|PG_|MYSQL|MARIADB|REDIS|MONGO|AMQP|RABBIT|KAFKA|NATS|JDBC|CASSANDRA|ELASTIC", re.I)
+# A variable whose value is not in the inputs (a Secret's) but whose name says it holds a database's or
+# broker's connection string (DATABASE_URL, REDIS_URI, DB_DSN, SPRING_DATASOURCE_URL). A bare address of
+# one (REDIS_ADDR=redis-cart:6379, MYSQL_HOST) is only a peer's address: judged on real repositories,
+# such clients mostly connect on the first request (cartservice, Bookinfo's ratings), so it is weak.
+_DATA_STORE_NAME = re.compile(r"DATABASE|DATASOURCE|(^|_)DB(_|$)|DSN|POSTGRES|PG_|MYSQL|MARIADB|REDIS|MONGO|AMQP|RABBIT|KAFKA|NATS|JDBC|CASSANDRA|ELASTIC", re.I)
+_CONNECTION_NAME = re.compile(r"DSN|JDBC|URL|URI|CONNECTION|CONN_?STR", re.I)
 _OWN_PORT = re.compile(r"^(PORT|(SERVER|HTTP|HTTPS|GRPC|METRICS|ADMIN|MANAGEMENT|HEALTH|LISTEN|APP|WEB)_PORT)$")
 
 
@@ -84,14 +87,14 @@ def env_evidence(environment: "Environment") -> list[Evidence]:
         if value is not None:
             address = addresses.dialed(value)
             if address is not None:
-                strong = _DSN.match(value.strip()) is not None or _DATA_STORE_NAME.search(name) is not None or address.port in DATA_STORE_PORTS
+                strong = _DSN.match(value.strip()) is not None
                 found.append(Evidence(f"env {name}={_short(value)}{origin}", variable.position, _kind(address), address.text, variable.elsewhere, strong, variable.source or ""))
             elif addresses.ADDRESS_NAME.search(name) and addresses.HOST_NAME.search(name) and addresses.host_value(value):
-                strong = _DATA_STORE_NAME.search(name) is not None
-                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere, strong, variable.source or ""))
+                found.append(Evidence(f"env {name}={value}{origin}", variable.position, HOST, value, variable.elsewhere, False, variable.source or ""))
         elif addresses.ADDRESS_NAME.search(name):
-            # A Secret's value, read by name only: a database's or broker's is a client that connects at start.
-            strong = _DATA_STORE_NAME.search(name) is not None
+            # A Secret's value, read by name only: a database's or broker's connection string is a client that
+            # opens its pool as it starts.
+            strong = _DATA_STORE_NAME.search(name) is not None and _CONNECTION_NAME.search(name) is not None
             found.append(Evidence(f"env {name}{origin}", variable.position, NAME, None, variable.elsewhere, strong, variable.source or ""))
     return found
 
