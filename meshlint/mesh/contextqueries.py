@@ -383,9 +383,19 @@ class ContextQueries:
             return self.tags[name].revision
         if not name or name in self.revisions:
             return name
-        if self.revisions or self.tags:
+        if (self.revisions or self.tags) and not any(map(_placeholder, (*self.revisions, *self.tags))):
             return None  # the run declares its revisions, and this is not one of them (§12.3.5)
-        return name  # nothing in the run declares revisions: take the label at its word
+        # Nothing in the run declares revisions, or one is a template's placeholder (`$REVISION`, for
+        # envsubst): what they are is not known here, so take the label at its word.
+        return name
+
+
+def _placeholder(revision: str) -> bool:
+    """Not a revision's name (a DNS label) but a template's: `$REVISION`, `${REV}`, `{{ .Values.revision }}`."""
+    return any(c not in _REVISION_CHARACTERS for c in revision)
+
+
+_REVISION_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 
 
 def _mode_of(chosen: dict[str, list[PeerAuthentication]], port: int | None) -> Setting[Any]:

@@ -4,7 +4,8 @@
 When the run declares its control-plane revisions (IstioOperator `spec.revision`, Helm `revision` or
 `revisionTags`, a ConfigMap `istio-<rev>`, a webhook `istio-revision-tag-<tag>` or
 `istio-sidecar-injector-<rev>`), reports a Namespace or a pod template whose `istio.io/rev` names none
-of them. Silent when the run declares no revision at all, and for a Namespace that also has
+of them. Silent when the run declares no revision at all, or declares one as a template's placeholder
+(`revision: $REVISION`, for envsubst: the real names are not known), and for a Namespace that also has
 `istio-injection`, which decides alone (ML007 reports the label it shadows). Such pods get no sidecar, so the sidecar
 rules leave them alone.
 
