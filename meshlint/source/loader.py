@@ -202,13 +202,33 @@ def pass_over(loaded: LoadedFile, text: str, manifest_like: bool = False) -> Non
 
 def _skip_reason(loaded: LoadedFile, text: str, manifest_like: bool = False) -> str | None:
     """A file that does not parse is passed over, not reported, when it is a Helm template (the parser
-    stops at a `{{`, on its line or the line after) or when nothing in it looks like a Kubernetes object
-    (a `tsconfig.json` with comments, a CI file)."""
+    stops at a `{{`, on its line or the line after), a docs template (it stops at a `{placeholder}` glued
+    to text), or when nothing in it looks like a Kubernetes object (a `tsconfig.json` with comments, a
+    CI file)."""
     stops = [p.line for p in loaded.problems if p.parse]
     if stops and any("{{" in line for line in loaded.lines[max(0, stops[0] - 2) : stops[0]]):
         return HELM_SKIP
+    placeholder = next(filter(None, map(_placeholder_in, loaded.lines[max(0, stops[0] - 2) : stops[0]])), None) if stops else None
+    if placeholder is not None:
+        return f"a placeholder to fill in ({placeholder}, read as YAML's flow mapping); fill it in first"
     if not _MANIFEST_KEY.search(text) and not manifest_like and not any(isinstance(d.data, dict) and ("apiVersion" in d.data or "kind" in d.data) for d in loaded.documents):
         return NOT_A_MANIFEST
+    return None
+
+
+def _placeholder_in(line: str) -> str | None:
+    """A docs template's `{name}` glued to more text (`image: {username}/torchserve:latest`): YAML reads
+    the braces as a flow mapping and stops at what follows, which no manifest ever means."""
+    at = line.find("{")
+    while at >= 0:
+        end = line.find("}", at + 1)
+        if end < 0:
+            return None
+        name = line[at + 1 : end]
+        glued = end + 1 < len(line) and line[end + 1] not in " \t,}]#\r"
+        if glued and name[:1].isalpha() and all(c.isalnum() or c in "_.-" for c in name):
+            return line[at : end + 1]
+        at = line.find("{", at + 1)
     return None
 
 
