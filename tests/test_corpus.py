@@ -84,7 +84,7 @@ def test_first_pass_never_misses_a_mesh_context_document():
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the checkout")
 def test_first_pass_never_misses_a_pod_that_opts_out_of_injection():
-    """The first pass keeps a workload for `outside_mesh` only if `might_opt_out` says yes on its text:
+    """The first pass keeps a workload for `leads_outside_mesh` only if `might_opt_out` says yes on its text:
     on every corpus workload that really opts out, it must."""
     from meshlint.mesh.contextfacts import opted_out_of
     from meshlint.model.prefilter import might_opt_out

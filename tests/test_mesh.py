@@ -388,16 +388,16 @@ DB_SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: app
 @pytest.mark.parametrize(
     "labels, annotations, outside",
     [
-        ('{app: db, sidecar.istio.io/inject: "false"}', "{}", "f1.yaml:7"),
-        ("{app: db}", '{sidecar.istio.io/inject: "false"}', "f1.yaml:8"),  # the deprecated annotation still counts
-        ('{app: db, sidecar.istio.io/inject: "true"}', '{sidecar.istio.io/inject: "false"}', None),  # the label wins (ref §6.2)
-        ('{app: db, sidecar.istio.io/inject: "False"}', "{}", None),  # the webhooks match exactly "false"
-        ('{app: other, sidecar.istio.io/inject: "false"}', "{}", None),  # the Service selects no such pod
-        ("{app: db}", "{}", None),
+        ('{app: db, sidecar.istio.io/inject: "false"}', "{}", True),
+        ("{app: db}", '{sidecar.istio.io/inject: "false"}', True),  # the deprecated annotation still counts
+        ('{app: db, sidecar.istio.io/inject: "maybe"}', '{sidecar.istio.io/inject: "false"}', True),  # a label neither true nor false: the annotation
+        ('{app: db, sidecar.istio.io/inject: "true"}', '{sidecar.istio.io/inject: "false"}', False),  # the label wins (ref §6.2)
+        ('{app: db, sidecar.istio.io/inject: "False"}', "{}", False),  # the webhooks match exactly "false"
+        ('{app: other, sidecar.istio.io/inject: "false"}', "{}", False),  # the Service selects no such pod
+        ("{app: db}", "{}", False),
     ],
 )
 def test_a_port_leads_outside_the_mesh_only_when_its_services_select_opted_out_pods(labels, annotations, outside):
     mesh, view = context(deployment(labels="{app: client}"), deployment(labels=labels, annotations=annotations), DB_SERVICE)
-    found = mesh.outside_mesh(view.template, 3306)
-    assert (found.where if found else None) == outside
-    assert mesh.outside_mesh(view.template, 13306) is None  # the Service's port is what clients dial, not its targetPort
+    assert mesh.leads_outside_mesh(view.template, 3306) is outside
+    assert mesh.leads_outside_mesh(view.template, 13306) is False  # the Service's port is what clients dial, not its targetPort

@@ -79,7 +79,7 @@ SERVICE = Record(
     ServiceTargets, STR, STR, Many(Record(tuple, STR, MAYBE_STR), tuple), STR, Many(Record(tuple, PLAIN, INT, INT), tuple), INT, INT,
     Many(INT, tuple),
 )
-OPTED_OUT = Record(OptedOut, STR, Mapping(STR, STR), STR, POSITION)
+OPTED_OUT = Record(OptedOut, STR, Mapping(STR, STR))
 PEER_AUTHENTICATION = Record(PeerAuthentication, STR, LABELS, MAYBE_SETTING, Mapping(INT, SETTING), PLACE, POSITION, STR)
 SIDECAR = Record(
     SidecarConfig, STR, STR, LABELS, MAYBE_POSITION, Many(Record(EgressListener, Maybe(INT), Many(SETTING, tuple)), tuple), MAYBE_SETTING,

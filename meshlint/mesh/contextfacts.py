@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from meshlint import numbers
 from meshlint.findings import Position
-from meshlint.mesh.injection import Namespace
+from meshlint.mesh.injection import Namespace, refusal
 from meshlint.mesh.istio import (
     INJECT,
     ISTIO_API_SUFFIX,
@@ -147,25 +147,15 @@ class OptedOut(NamedTuple):
 
     namespace: str
     labels: dict[str, str]
-    title: str  # "Deployment model-registry-db"
-    position: Position  # its sidecar.istio.io/inject key
 
 
 def opted_out_of(resource: Resource) -> list[OptedOut]:
-    """The pod templates of a workload that say `sidecar.istio.io/inject: "false"` (the label, else the
-    annotation older releases read): the injector never gives them a proxy, whatever the namespace says."""
-    found = []
-    for template in pod_templates(resource):
-        labels = template.labels()
-        node = labels.get(INJECT)  # "if both are present we prefer the label" (ref §6.2)
-        if node is None:
-            node = template.annotations().get(INJECT)
-        if node is not None and node.text == "false":  # the webhooks' objectSelector reads exactly "false"
-            found.append(OptedOut(
-                resource.namespace, {str(k): v.text or "" for k, v in labels.items()},
-                f"{resource.kind} {resource.name or '(unnamed)'}", node.key_pos or node.pos,
-            ))
-    return found
+    """The pod templates of a workload that refuse injection (`injection.refusal`)."""
+    return [
+        OptedOut(resource.namespace, {str(k): v.text or "" for k, v in template.labels().items()})
+        for template in pod_templates(resource)
+        if refusal(template) is not None
+    ]
 
 
 def linkerd_server_of(resource: Resource) -> LinkerdServer:

@@ -5,7 +5,7 @@ a port, the Sidecar that scopes a proxy, whether a sign of Istio holds there."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from meshlint.findings import Position
@@ -184,40 +184,29 @@ class ContextQueries:
         """The Services of the run that select this pod, in the order the run read them; a Service of a
         sibling overlay or chart selects nothing here."""
         labels = {k: v.text for k, v in template.labels().items()}
-        units = self.units_of
-        place = Place.of(template.owner.path) if units is not None else None
-        return [
-            s for s in self._index(template.owner.namespace).candidates(labels)
-            if all(labels.get(k) == v for k, v in s.selector)
-            and (place is None or units is None or visible(self._placed(s.path), place, units))
-        ]
+        sees = self._sees(template)
+        return [s for s in self._index(template.owner.namespace).candidates(labels) if _selects(s, labels) and sees(s.path)]
 
-    def outside_mesh(self, template: PodTemplate, port: int) -> Setting[str] | None:
-        """Why a connection from this pod to `port` has no mesh mTLS to lose: every Service of its namespace
-        (that it may see) serving that port selects a pod that opts out of injection. None when no
-        Service of the run serves it (the destination is unknown) or one selects no such pod."""
-        opted = self.opted_out.get(template.owner.namespace)
+    def _sees(self, template: PodTemplate) -> Callable[[str], bool]:
+        """Whether a file's Service (or pod) counts for this pod: on its path, in one of its units, or in
+        none (wave-3 spec V1)."""
+        units = self.units_of
+        if units is None:
+            return lambda path: True
+        place = Place.of(template.owner.path)
+        return lambda path: visible(self._placed(path), place, units)
+
+    def leads_outside_mesh(self, template: PodTemplate, port: int) -> bool:
+        """Has a connection from this pod to `port` no mesh mTLS to lose? Yes when every Service of its
+        namespace that it may see and that serves `port` selects a pod that refuses injection; no when
+        no Service of the run serves it (the destination is unknown)."""
+        namespace = template.owner.namespace
+        opted = self.opted_out.get(namespace)
         if not opted:
-            return None
-        units = self.units_of
-        place = Place.of(template.owner.path) if units is not None else None
-
-        def seen(path: str) -> bool:
-            return place is None or units is None or visible(self._placed(path), place, units)
-
-        why = None
-        for service in self.services.get(template.owner.namespace, []):
-            if port not in service.numbers or not seen(service.path):
-                continue
-            pods = [o for o, path in opted if service.selector and all(v is not None and o.labels.get(k) == v for k, v in service.selector) and seen(path)]
-            if not pods:
-                return None
-            why = why or Setting(
-                f"Service {service.name} (port {port}) selects {pods[0].title}, which opts out of injection "
-                f"(sidecar.istio.io/inject: \"false\")",
-                pods[0].position,
-            )
-        return why
+            return False
+        sees = self._sees(template)
+        serving = [s for s in self.services.get(namespace, []) if port in s.numbers and sees(s.path)]
+        return bool(serving) and all(any(s.selector and _selects(s, o.labels) and sees(path) for o, path in opted) for s in serving)
 
     def admission_ports(self, template: PodTemplate) -> set[int]:
         """Container ports of this pod that only Services an admission webhook of the run calls send to:
@@ -388,6 +377,11 @@ class ContextQueries:
         # Nothing in the run declares revisions, or one is a template's placeholder (`$REVISION`, for
         # envsubst): what they are is not known here, so take the label at its word.
         return name
+
+
+def _selects(service: ServiceTargets, labels: dict[str, Any]) -> bool:
+    """Does the Service's selector hold for these pod labels? (A null value asks for the label's absence.)"""
+    return all(labels.get(k) == v for k, v in service.selector)
 
 
 def _placeholder(revision: str) -> bool:

@@ -181,6 +181,16 @@ def _annotation_opt_out(pod: _PodLabels) -> IstioDecision | None:
     return None
 
 
+def refusal(template: PodTemplate) -> Node | None:
+    """The pod template's own `sidecar.istio.io/inject: "false"`, read as `decide` reads it: the label,
+    else (without a true or false label) the deprecated annotation. Such a pod is never injected."""
+    labels = template.labels()
+    pod = _PodLabels(labels.get(INJECT), None, None, template.annotations().get(INJECT))
+    if pod.value == "false":
+        return pod.inject
+    return pod.annotation if _annotation_opt_out(pod) is not None else None
+
+
 def _unselected(name: str) -> IstioDecision:
     """No selector matched: a namespace no install labels is not injected; of any other, the run does not
     say, and `mesh.default-injection` decides."""

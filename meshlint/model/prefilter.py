@@ -62,7 +62,7 @@ def might_show_istio(text: str) -> bool:
 
 
 # A pod template that opts out of Istio's injection: the Services selecting it lead outside the mesh
-# (mesh context: `outside_mesh`).
+# (mesh context: `leads_outside_mesh`).
 _INJECT_KEY = "sidecar.istio.io/inject"
 
 

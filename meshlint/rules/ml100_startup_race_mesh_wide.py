@@ -159,7 +159,7 @@ def combine(
     findings: Sequence[Finding],
     units_of: Callable[[Finding], list[str]],
     sources: Callable[[Position], MeshSource | None],
-    options_of: Callable[[Finding], Mapping[str, Any]] = lambda _: {},
+    options_of: Callable[[Finding], Mapping[str, Any]],
 ) -> list[Issue | Finding]:
     """The run's per-workload findings of this rule, one per mesh-wide source and deployment unit.
     `units_of` gives the units a finding holds in; `sources` finds the mesh-wide source written at a

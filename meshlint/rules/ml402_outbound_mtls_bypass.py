@@ -94,7 +94,7 @@ def check(workload: WorkloadView, ctx: RuleContext) -> Iterator[Issue]:
     knobs = workload.interception
     ports = knobs["excludeOutboundPorts"]
     # A port whose Services all lead to pods that opt out of injection had no mTLS to lose.
-    excluded = tuple(p for p in ports.parsed.items if ctx.mesh.outside_mesh(workload.template, p) is None) if ports.parsed.problem is None else ()
+    excluded = tuple(p for p in ports.parsed.items if not ctx.mesh.leads_outside_mesh(workload.template, p)) if ports.parsed.problem is None else ()
     if excluded:
         listed = listing(str(p) for p in excluded)
         noun, verb = ("ports", "bypass") if len(excluded) > 1 else ("port", "bypasses")
